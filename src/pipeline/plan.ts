@@ -1,0 +1,62 @@
+import type { JsonObject } from './json.ts';
+
+/** One tool call the agent has not run yet. `id` is stable across edits. */
+export interface Step {
+  readonly id: string;
+  readonly tool: string;
+  readonly args: JsonObject;
+}
+
+/** The plan envelope after `parse`: ids assigned, shape checked, nothing else trusted yet. */
+export interface PlanEnvelope {
+  readonly runId: string;
+  readonly agent: string;
+  readonly summary?: string;
+  readonly context?: JsonObject;
+  /** ISO 8601 UTC instant, part of the protected plan (it is in the plan digest). */
+  readonly expiresAt: string;
+  readonly steps: readonly Step[];
+}
+
+/** The gate's verdict for one step (DESIGN.md §1). */
+export type Route =
+  | { readonly kind: 'auto'; readonly rule: string }
+  | {
+      readonly kind: 'review';
+      readonly rule: string;
+      /** Name of the config group whose members may approve. */
+      readonly group: string;
+      /** How many distinct members of `group` must approve. */
+      readonly approvals: number;
+      /** Whether the step's human author is barred from approving it. */
+      readonly distinctFromAuthor: boolean;
+    }
+  | { readonly kind: 'block'; readonly rule: string; readonly reason: string };
+
+/** A warning from a tool's `annotate` hook, shown beside the step; it never rejects a plan. */
+export interface Annotation {
+  readonly level: 'info' | 'warning';
+  readonly message: string;
+}
+
+/** A step that passed every phase, with what the rest of the system needs to show and approve it. */
+export interface ValidatedStep extends Step {
+  /** SHA-256 hex of canonical `{ args, tool }`: approvals are bound to it. */
+  readonly digest: string;
+  readonly route: Route;
+  readonly annotations: readonly Annotation[];
+  /** One line from the tool's `summarize` hook, if it has one. */
+  readonly summary?: string;
+}
+
+/** The output of `validate`: deep-frozen, with per-step digests and routes and the plan digest. */
+export interface ValidatedPlan extends PlanEnvelope {
+  readonly steps: readonly ValidatedStep[];
+  /** SHA-256 hex of canonical `{ agent, expires_at, run_id, steps: [{ args, id, tool }] }`. */
+  readonly digest: string;
+}
+
+/** Who wrote a step: the agent (model) or a named Slack user, in which version. */
+export type Provenance =
+  | { readonly by: 'agent'; readonly version: number }
+  | { readonly by: 'user'; readonly userId: string; readonly version: number };
