@@ -1,0 +1,35 @@
+import { canonicalJson, sha256Hex } from './canonical-json.ts';
+import type { PlanEnvelope, Step } from './plan.ts';
+
+/** The part of a step its digest covers: what it does, not its id (an id can be reused by an edit). */
+export type DigestedStep = Pick<Step, 'tool' | 'args'>;
+
+/** The part of a plan its digest covers. `summary` and `context` are prose for people and are left out. */
+export type DigestedPlan = Pick<PlanEnvelope, 'runId' | 'agent' | 'expiresAt'> & {
+  readonly steps: readonly Pick<Step, 'id' | 'tool' | 'args'>[];
+};
+
+/**
+ * SHA-256 hex of canonical `{ "args", "tool" }` (DESIGN.md §1). Approvals are bound to it, and an
+ * executor re-checks it right before the step's effect.
+ *
+ * @example stepDigest({ tool: 'refund', args: { amount: 500 } })
+ */
+export function stepDigest(step: DigestedStep): string {
+  return sha256Hex(canonicalJson({ args: step.args, tool: step.tool }));
+}
+
+/**
+ * SHA-256 hex of canonical `{ "agent", "expires_at", "run_id", "steps": [{ "args", "id", "tool" }] }`
+ * (DESIGN.md §1): the bytes a decision is sealed to.
+ */
+export function planDigest(plan: DigestedPlan): string {
+  return sha256Hex(
+    canonicalJson({
+      agent: plan.agent,
+      expires_at: plan.expiresAt,
+      run_id: plan.runId,
+      steps: plan.steps.map((step) => ({ args: step.args, id: step.id, tool: step.tool })),
+    }),
+  );
+}

@@ -1,0 +1,684 @@
+/**
+ * Strict entry points for plan input, as text (`parseStrictJson`) or as an already-built value
+ * (`checkJsonValue`). Both reject the same things (DESIGN.md §2): numbers that are not safe integers,
+ * `-0`, over-deep nesting and over-long strings; the parser also rejects duplicate keys, which
+ * `JSON.parse` would silently collapse to the last one, and the value check rejects what text
+ * cannot express (undefined, functions, bigint, class instances, sparse arrays, cycles).
+ * Neither throws for bad input: problems are returned as values, up to `maxProblems`.
+ */
+import type { JsonObject, JsonValue } from './json.ts';
+import { formatJsonPath } from './json-path.ts';
+
+/** Problem codes `parseStrictJson` reports; each is also a `parse` diagnostic code. */
+export type StrictJsonProblemCode =
+  | 'invalid_json'
+  | 'duplicate_key'
+  | 'too_deep'
+  | 'string_too_long'
+  | 'non_integer_number'
+  | 'negative_zero'
+  | 'unsafe_integer';
+
+/** Problem codes `checkJsonValue` reports: text-only codes replaced by `not_json`. */
+export type JsonValueProblemCode =
+  | Exclude<StrictJsonProblemCode, 'invalid_json' | 'duplicate_key'>
+  | 'not_json';
+
+/** One problem, with where it is and a message for the person who must fix it. */
+export interface JsonProblem<Code extends string> {
+  readonly code: Code;
+  /** Path to the offending value (or object member, for key problems); `[]` is the top level. */
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+export type StrictJsonProblem = JsonProblem<StrictJsonProblemCode>;
+export type JsonValueProblem = JsonProblem<JsonValueProblemCode>;
+
+/** Limits both entry points enforce. */
+export interface JsonLimits {
+  /** Deepest allowed nesting of arrays and objects: `[]` is depth 1, `[[]]` depth 2, `0` forbids both. */
+  readonly maxDepth: number;
+  /** Longest allowed string, keys included, in UTF-16 code units (what `.length` counts). */
+  readonly maxStringLength: number;
+  /** Stop after this many problems; defaults to `MAX_JSON_PROBLEMS`. */
+  readonly maxProblems?: number;
+}
+
+/** Default cap on reported problems, so a hostile payload cannot produce a huge diagnostic list. */
+export const MAX_JSON_PROBLEMS = 20;
+
+/** Result of a strict check: the value, or at least one problem (`problem` is `problems[0]`). */
+export type JsonCheck<Problem> =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly problem: Problem; readonly problems: readonly Problem[] };
+
+const VISIBLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
+
+const SAFE_RANGE = `${Number.MIN_SAFE_INTEGER}..${Number.MAX_SAFE_INTEGER}`;
+
+/**
+ * Parses plan text strictly. Unlike `JSON.parse` it rejects duplicate keys, numbers that are not
+ * safe integers (`1.5`, `1e400`, `9007199254740993`), `-0`, and input beyond `limits`; `1.0` is
+ * accepted as `1`. A leading byte order mark is skipped. Semantic problems are collected (up to
+ * `maxProblems`); a syntax error or over-deep nesting ends parsing. Never throws; iterative, so any
+ * nesting is safe.
+ *
+ * @example parseStrictJson('{"a":1,"a":2}', { maxDepth: 8, maxStringLength: 100 })
+ * // { ok: false, problem: { code: 'duplicate_key', path: ['a'], message: 'duplicate key "a" at the top level' }, … }
+ */
+export function parseStrictJson(text: string, limits: JsonLimits): JsonCheck<StrictJsonProblem> {
+  const parser = new Parser(text, limits);
+  let value: JsonValue | undefined;
+  try {
+    value = parser.parse();
+  } catch (error) {
+    if (!(error instanceof Stop)) throw error;
+  }
+  const problems = parser.problems;
+  if (problems.length > 0) return { ok: false, problem: problems[0]!, problems };
+  // A Stop is only thrown after a problem is recorded, so value is set here.
+  return { ok: true, value: value! };
+}
+
+/**
+ * Checks that an already-built value (an object submission, not text) is JSON that
+ * `parseStrictJson` would also accept, reporting every problem up to `maxProblems` in document
+ * order. Walks recursively; recursion depth is bounded by `limits.maxDepth`.
+ */
+export function checkJsonValue(value: unknown, limits: JsonLimits): JsonCheck<JsonValueProblem> {
+  const checker = new Checker(limits);
+  try {
+    checker.check(value, 0);
+  } catch (error) {
+    if (!(error instanceof Stop)) throw error;
+  }
+  const problems = checker.problems;
+  if (problems.length > 0) return { ok: false, problem: problems[0]!, problems };
+  return { ok: true, value: value as JsonValue };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared wording, so both entry points say the same thing about the same problem.
+
+/** Internal signal: parsing or checking cannot (or need not) go on. Never escapes this module. */
+class Stop {}
+
+function numberProblem(
+  code: 'non_integer_number' | 'negative_zero' | 'unsafe_integer',
+  shown: string,
+  path: readonly (string | number)[],
+): JsonProblem<typeof code> {
+  const at = `number ${truncate(shown)} at ${formatJsonPath(path)}`;
+  const message =
+    code === 'negative_zero'
+      ? `${at} is negative zero; write 0`
+      : code === 'unsafe_integer'
+        ? `${at} is outside the safe integer range ${SAFE_RANGE}`
+        : `${at} is not a whole number; only integers are allowed (amounts are in minor units such as cents)`;
+  return { code, path, message };
+}
+
+function stringTooLong(
+  what: 'string' | 'key',
+  text: string,
+  path: readonly (string | number)[],
+  limit: number,
+): JsonProblem<'string_too_long'> {
+  // A key's path includes the key itself; the message names the object it sits in.
+  const where =
+    what === 'key'
+      ? `key ${quote(text)} at ${formatJsonPath(path.slice(0, -1))}`
+      : `string at ${formatJsonPath(path)}`;
+  return {
+    code: 'string_too_long',
+    path,
+    message: `${where} is ${text.length} characters long; the limit is ${limit}`,
+  };
+}
+
+function tooDeep(path: readonly (string | number)[], limit: number): JsonProblem<'too_deep'> {
+  return {
+    code: 'too_deep',
+    path,
+    message: `value at ${formatJsonPath(path)} nests arrays and objects deeper than the limit of ${limit} levels`,
+  };
+}
+
+function truncate(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+function quote(text: string): string {
+  return JSON.stringify(truncate(text));
+}
+
+// Own data property even for "__proto__", which plain assignment would treat as the prototype setter.
+function setMember(object: JsonObject, key: string, value: JsonValue): void {
+  if (key === '__proto__') {
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    object[key] = value;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text parser: an explicit stack instead of recursion, so 100k nested `[` cannot overflow.
+
+interface ArrayFrame {
+  readonly kind: 'array';
+  readonly value: JsonValue[];
+}
+
+interface ObjectFrame {
+  readonly kind: 'object';
+  readonly value: JsonObject;
+  /** Key of the member being parsed; `undefined` while the key itself is being read. */
+  key: string | undefined;
+  /** The current key repeats an earlier one: parse its value for errors but keep the first. */
+  duplicate: boolean;
+}
+
+type Frame = ArrayFrame | ObjectFrame;
+
+// Character codes, compared with charCodeAt so no one-character strings are allocated.
+const TAB = 0x09;
+const NEWLINE = 0x0a;
+const RETURN = 0x0d;
+const SPACE = 0x20;
+const QUOTE = 0x22;
+const PLUS = 0x2b;
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const ONE = 0x31;
+const NINE = 0x39;
+const COLON = 0x3a;
+const UPPER_E = 0x45;
+const OPEN_BRACKET = 0x5b;
+const BACKSLASH = 0x5c;
+const CLOSE_BRACKET = 0x5d;
+const LOWER_E = 0x65;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const BYTE_ORDER_MARK = 0xfeff;
+
+class Parser {
+  readonly problems: StrictJsonProblem[] = [];
+  private readonly text: string;
+  private readonly limits: JsonLimits;
+  private readonly maxProblems: number;
+  private readonly stack: Frame[] = [];
+  private readonly start: number;
+  private pos: number;
+
+  constructor(text: string, limits: JsonLimits) {
+    this.text = text;
+    this.limits = limits;
+    this.maxProblems = Math.max(1, limits.maxProblems ?? MAX_JSON_PROBLEMS);
+    this.start = text.charCodeAt(0) === BYTE_ORDER_MARK ? 1 : 0;
+    this.pos = this.start;
+  }
+
+  parse(): JsonValue {
+    let value = this.parseValue();
+    // Each pass adds the value just parsed to the innermost open container, then either moves on
+    // to its next member or closes it (and the closed container becomes the value just parsed).
+    for (;;) {
+      const frame = this.stack[this.stack.length - 1];
+      if (frame === undefined) break;
+      if (frame.kind === 'array') frame.value.push(value);
+      else if (!frame.duplicate) setMember(frame.value, frame.key!, value);
+      this.skipWhitespace();
+      const c = this.text.charCodeAt(this.pos);
+      if (c === COMMA) {
+        this.pos++;
+        if (frame.kind === 'object') this.parseKey(frame);
+        value = this.parseValue();
+      } else if (c === (frame.kind === 'array' ? CLOSE_BRACKET : CLOSE_BRACE)) {
+        this.pos++;
+        this.stack.pop();
+        value = frame.value;
+      } else {
+        this.syntaxError(frame.kind === 'array' ? "expected ',' or ']'" : "expected ',' or '}'");
+      }
+    }
+    this.skipWhitespace();
+    if (this.pos < this.text.length) this.syntaxError('expected the end of the input after the JSON value');
+    return value;
+  }
+
+  /**
+   * Returns the next scalar or empty container. Non-empty containers it meets on the way are
+   * pushed (without recursion), so the value returned belongs to the innermost open container.
+   */
+  private parseValue(): JsonValue {
+    for (;;) {
+      this.skipWhitespace();
+      const c = this.text.charCodeAt(this.pos);
+      if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+        if (this.stack.length + 1 > this.limits.maxDepth) {
+          this.report(tooDeep(this.path(), this.limits.maxDepth));
+          throw new Stop(); // nothing sensible can be parsed past this point without the stack
+        }
+        this.pos++;
+        this.skipWhitespace();
+        if (c === OPEN_BRACKET) {
+          const array: JsonValue[] = [];
+          if (this.text.charCodeAt(this.pos) === CLOSE_BRACKET) {
+            this.pos++;
+            return array;
+          }
+          this.stack.push({ kind: 'array', value: array });
+        } else {
+          const object: JsonObject = {};
+          if (this.text.charCodeAt(this.pos) === CLOSE_BRACE) {
+            this.pos++;
+            return object;
+          }
+          const frame: ObjectFrame = { kind: 'object', value: object, key: undefined, duplicate: false };
+          this.stack.push(frame);
+          this.parseKey(frame);
+        }
+        continue;
+      }
+      if (c === QUOTE) {
+        const text = this.parseString();
+        if (text.length > this.limits.maxStringLength) {
+          this.report(stringTooLong('string', text, this.path(), this.limits.maxStringLength));
+        }
+        return text;
+      }
+      if (c === MINUS || (c >= ZERO && c <= NINE)) return this.parseNumber();
+      if (this.text.startsWith('true', this.pos)) return this.literal(4, true);
+      if (this.text.startsWith('false', this.pos)) return this.literal(5, false);
+      if (this.text.startsWith('null', this.pos)) return this.literal(4, null);
+      return this.syntaxError('expected a value');
+    }
+  }
+
+  private literal(length: number, value: boolean | null): boolean | null {
+    this.pos += length;
+    return value;
+  }
+
+  /** Reads `"key" :` for an object member and records duplicate or over-long keys. */
+  private parseKey(frame: ObjectFrame): void {
+    frame.key = undefined;
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.pos) !== QUOTE) this.syntaxError('expected a key in double quotes');
+    const key = this.parseString();
+    frame.key = key;
+    frame.duplicate = Object.hasOwn(frame.value, key);
+    if (frame.duplicate) {
+      const container = this.path().slice(0, -1);
+      this.report({
+        code: 'duplicate_key',
+        path: this.path(),
+        message: `duplicate key ${quote(key)} at ${formatJsonPath(container)}`,
+      });
+    }
+    if (key.length > this.limits.maxStringLength) {
+      this.report(stringTooLong('key', key, this.path(), this.limits.maxStringLength));
+    }
+    this.skipWhitespace();
+    if (this.text.charCodeAt(this.pos) !== COLON) this.syntaxError("expected ':' after a key");
+    this.pos++;
+  }
+
+  /** Decodes a string exactly as `JSON.parse` does (lone surrogates from `\u` escapes are kept). */
+  private parseString(): string {
+    const text = this.text;
+    const opening = this.pos;
+    let pos = opening + 1;
+    let chunkStart = pos;
+    let out = '';
+    for (;;) {
+      if (pos >= text.length) {
+        this.pos = opening;
+        return this.syntaxError('the string that starts here is never closed', false);
+      }
+      const c = text.charCodeAt(pos);
+      if (c === QUOTE) {
+        this.pos = pos + 1;
+        return out + text.slice(chunkStart, pos);
+      }
+      if (c === BACKSLASH) {
+        out += text.slice(chunkStart, pos);
+        const escaped = text.charCodeAt(pos + 1);
+        const simple = SIMPLE_ESCAPES[escaped];
+        if (simple !== undefined) {
+          out += simple;
+          pos += 2;
+        } else if (escaped === 0x75 /* u */) {
+          const hex = text.slice(pos + 2, pos + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) {
+            this.pos = pos;
+            return this.syntaxError('\\u must be followed by four hex digits', false);
+          }
+          out += String.fromCharCode(Number.parseInt(hex, 16));
+          pos += 6;
+        } else {
+          this.pos = pos + 1;
+          return this.syntaxError(
+            'invalid escape in a string (use \\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)',
+          );
+        }
+        chunkStart = pos;
+      } else if (c < SPACE) {
+        this.pos = pos;
+        return this.syntaxError('control characters in strings must be escaped');
+      } else {
+        pos++;
+      }
+    }
+  }
+
+  /**
+   * Reads a number and decides from its digits (not from a rounded double) whether it is a safe
+   * integer: `1.0000000000000001` is not an integer even though it rounds to 1.
+   */
+  private parseNumber(): JsonValue {
+    const text = this.text;
+    const start = this.pos;
+    let pos = start;
+    const negative = text.charCodeAt(pos) === MINUS;
+    if (negative) pos++;
+    const intStart = pos;
+    let c = text.charCodeAt(pos);
+    if (c === ZERO) {
+      pos++;
+    } else if (c >= ONE && c <= NINE) {
+      do pos++;
+      while (isDigit(text.charCodeAt(pos)));
+    } else {
+      this.pos = pos;
+      return this.syntaxError("expected a digit after '-'");
+    }
+    const intEnd = pos;
+    let fracStart = pos;
+    let fracEnd = pos;
+    c = text.charCodeAt(pos);
+    if (c === DOT) {
+      pos++;
+      fracStart = pos;
+      if (!isDigit(text.charCodeAt(pos))) {
+        this.pos = pos;
+        return this.syntaxError("expected a digit after '.'");
+      }
+      do pos++;
+      while (isDigit(text.charCodeAt(pos)));
+      fracEnd = pos;
+      c = text.charCodeAt(pos);
+    }
+    let exponentNegative = false;
+    let exponentDigits = '';
+    if (c === LOWER_E || c === UPPER_E) {
+      pos++;
+      c = text.charCodeAt(pos);
+      if (c === PLUS || c === MINUS) {
+        exponentNegative = c === MINUS;
+        pos++;
+      }
+      const expStart = pos;
+      if (!isDigit(text.charCodeAt(pos))) {
+        this.pos = pos;
+        return this.syntaxError('expected a digit in the exponent');
+      }
+      do pos++;
+      while (isDigit(text.charCodeAt(pos)));
+      exponentDigits = text.slice(expStart, pos);
+    }
+    this.pos = pos;
+    const literal = text.slice(start, pos);
+
+    // Fast path: a plain integer of at most 15 digits is always safe.
+    if (fracEnd === intEnd && exponentDigits === '' && intEnd - intStart <= 15) {
+      if (negative && literal === '-0') return this.numberProblem('negative_zero', literal);
+      return Number(literal);
+    }
+    const verdict = classifyDecimal(
+      text.slice(intStart, intEnd),
+      text.slice(fracStart, fracEnd),
+      exponentNegative,
+      exponentDigits,
+    );
+    if (verdict === 'zero') return negative ? this.numberProblem('negative_zero', literal) : 0;
+    if (typeof verdict === 'string') return this.numberProblem(verdict, literal);
+    return negative ? -verdict : verdict;
+  }
+
+  private numberProblem(
+    code: 'non_integer_number' | 'negative_zero' | 'unsafe_integer',
+    literal: string,
+  ): number {
+    this.report(numberProblem(code, literal, this.path()));
+    return 0; // a placeholder; the result is a failure anyway
+  }
+
+  private skipWhitespace(): void {
+    const text = this.text;
+    let pos = this.pos;
+    for (;;) {
+      const c = text.charCodeAt(pos);
+      if (c === SPACE || c === NEWLINE || c === RETURN || c === TAB) pos++;
+      else break;
+    }
+    this.pos = pos;
+  }
+
+  /** Path to the value being parsed: each open container contributes its current index or key. */
+  private path(): (string | number)[] {
+    const path: (string | number)[] = [];
+    for (const frame of this.stack) {
+      if (frame.kind === 'array') path.push(frame.value.length);
+      else if (frame.key !== undefined) path.push(frame.key);
+    }
+    return path;
+  }
+
+  private report(problem: StrictJsonProblem): void {
+    this.problems.push(problem);
+    if (this.problems.length >= this.maxProblems) throw new Stop();
+  }
+
+  private syntaxError(expected: string, showFound = true): never {
+    const { line, column } = this.lineAndColumn();
+    const found = showFound ? `, found ${this.describeHere()}` : '';
+    this.problems.push({
+      code: 'invalid_json',
+      path: this.path(),
+      message: `invalid JSON at line ${line}, column ${column}: ${expected}${found}`,
+    });
+    throw new Stop();
+  }
+
+  private describeHere(): string {
+    if (this.pos >= this.text.length) return 'the end of the input';
+    const c = this.text.codePointAt(this.pos)!;
+    const char = String.fromCodePoint(c);
+    // Invisible or ambiguous characters (controls, odd spaces, lone surrogates) are named by code.
+    if (!VISIBLE.test(char)) return `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+    return char === "'" ? `"'"` : `'${char}'`;
+  }
+
+  /** 1-based line and column (in UTF-16 code units) of the current position, ignoring a BOM. */
+  private lineAndColumn(): { line: number; column: number } {
+    let line = 1;
+    let lineStart = this.start;
+    for (let index = this.text.indexOf('\n', this.start); index !== -1 && index < this.pos; ) {
+      line++;
+      lineStart = index + 1;
+      index = this.text.indexOf('\n', lineStart);
+    }
+    return { line, column: this.pos - lineStart + 1 };
+  }
+}
+
+const SIMPLE_ESCAPES: Readonly<Record<number, string>> = {
+  34: '"',
+  92: '\\',
+  47: '/',
+  98: '\b',
+  102: '\f',
+  110: '\n',
+  114: '\r',
+  116: '\t',
+};
+
+function isDigit(c: number): boolean {
+  return c >= ZERO && c <= NINE;
+}
+
+/**
+ * Exact verdict on the decimal `int.frac × 10^±exp` (digits only, sign handled by the caller):
+ * 'zero', a problem code, or the (positive) safe integer it denotes.
+ */
+function classifyDecimal(
+  intDigits: string,
+  fracDigits: string,
+  exponentNegative: boolean,
+  exponentDigits: string,
+): 'zero' | 'non_integer_number' | 'unsafe_integer' | number {
+  const all = intDigits + fracDigits;
+  let first = 0;
+  while (first < all.length && all.charCodeAt(first) === ZERO) first++;
+  if (first === all.length) return 'zero';
+  let end = all.length;
+  while (all.charCodeAt(end - 1) === ZERO) end--;
+  const significant = all.slice(first, end);
+
+  // Anything with more than 15 digits of exponent is astronomically large or small.
+  const exponentText = exponentDigits.replace(/^0+/, '');
+  if (exponentText.length > 15) return exponentNegative ? 'non_integer_number' : 'unsafe_integer';
+  const exponent = exponentText === '' ? 0 : Number(exponentText);
+  // value = significant × 10^scale
+  const scale = (exponentNegative ? -exponent : exponent) - fracDigits.length + (all.length - end);
+  if (scale < 0) return 'non_integer_number';
+  if (significant.length + scale > 16) return 'unsafe_integer';
+  const value = Number(significant + '0'.repeat(scale));
+  return Number.isSafeInteger(value) ? value : 'unsafe_integer';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value checker.
+
+class Checker {
+  readonly problems: JsonValueProblem[] = [];
+  private readonly limits: JsonLimits;
+  private readonly maxProblems: number;
+  private readonly path: (string | number)[] = [];
+  /** Containers on the current path, to report a cycle instead of walking it forever. */
+  private readonly open = new Set<object>();
+
+  constructor(limits: JsonLimits) {
+    this.limits = limits;
+    this.maxProblems = Math.max(1, limits.maxProblems ?? MAX_JSON_PROBLEMS);
+  }
+
+  check(value: unknown, depth: number): void {
+    switch (typeof value) {
+      case 'boolean':
+        return;
+      case 'string':
+        if (value.length > this.limits.maxStringLength) {
+          this.report(stringTooLong('string', value, [...this.path], this.limits.maxStringLength));
+        }
+        return;
+      case 'number':
+        this.checkNumber(value);
+        return;
+      case 'object':
+        if (value === null) return;
+        this.checkContainer(value, depth + 1);
+        return;
+      case 'bigint':
+        this.notJson(`the bigint ${value}n (send a number within ${SAFE_RANGE})`);
+        return;
+      default:
+        this.notJson(value === undefined ? 'undefined (leave the key out instead)' : `a ${typeof value}`);
+    }
+  }
+
+  private checkNumber(value: number): void {
+    if (Number.isSafeInteger(value)) {
+      if (value === 0 && 1 / value < 0) this.report(numberProblem('negative_zero', '-0', [...this.path]));
+      return;
+    }
+    const code = Number.isInteger(value) ? 'unsafe_integer' : 'non_integer_number';
+    this.report(numberProblem(code, String(value), [...this.path]));
+  }
+
+  private checkContainer(container: object, depth: number): void {
+    const isArray = Array.isArray(container);
+    const proto: unknown = Object.getPrototypeOf(container);
+    if (isArray ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) {
+      const name = (container as { constructor?: { name?: unknown } }).constructor?.name;
+      this.notJson(
+        typeof name === 'string' && name !== ''
+          ? `an instance of ${name} (send plain objects and arrays)`
+          : 'not a plain object',
+      );
+      return;
+    }
+    if (depth > this.limits.maxDepth) {
+      this.report(tooDeep([...this.path], this.limits.maxDepth));
+      return;
+    }
+    if (this.open.has(container)) {
+      this.notJson('it contains itself (a cycle)');
+      return;
+    }
+    this.open.add(container);
+    if (isArray) this.checkArray(container, depth);
+    else this.checkObject(container, depth);
+    this.open.delete(container);
+  }
+
+  private checkArray(array: readonly unknown[], depth: number): void {
+    for (let index = 0; index < array.length; index++) {
+      this.path.push(index);
+      // `in` tells a hole from an explicit undefined; both are rejected, with different words.
+      if (index in array) this.check(array[index], depth);
+      else this.notJson('a hole in a sparse array');
+      this.path.pop();
+    }
+  }
+
+  private checkObject(object: object, depth: number): void {
+    for (const key of Reflect.ownKeys(object)) {
+      if (typeof key === 'symbol') {
+        this.notJson(`it has the symbol key ${String(key)}`);
+        continue;
+      }
+      this.path.push(key);
+      const descriptor = Object.getOwnPropertyDescriptor(object, key);
+      if (descriptor === undefined || !('value' in descriptor)) {
+        this.notJson('a getter/setter property');
+      } else if (!descriptor.enumerable) {
+        // JSON.stringify would drop it silently; refuse rather than lose data.
+        this.notJson('a non-enumerable property (it would be lost when serialized)');
+      } else {
+        if (key.length > this.limits.maxStringLength) {
+          this.report(stringTooLong('key', key, [...this.path], this.limits.maxStringLength));
+        }
+        this.check(descriptor.value, depth);
+      }
+      this.path.pop();
+    }
+  }
+
+  private notJson(what: string): void {
+    this.report({
+      code: 'not_json',
+      path: [...this.path],
+      message: `value at ${formatJsonPath(this.path)} is not JSON: ${what}`,
+    });
+  }
+
+  private report(problem: JsonValueProblem): void {
+    this.problems.push(problem);
+    if (this.problems.length >= this.maxProblems) throw new Stop();
+  }
+}
