@@ -33,3 +33,24 @@ export function planDigest(plan: DigestedPlan): string {
     }),
   );
 }
+
+/**
+ * Every step digest and the plan digest in one pass, canonicalizing each step's args once. Gives the
+ * same results as `stepDigest` and `planDigest` (the tests hold it to that); the key order in the
+ * templates below is the sorted order the contract requires.
+ */
+export function digestPlan(plan: DigestedPlan): { readonly steps: readonly string[]; readonly plan: string } {
+  const steps: string[] = [];
+  const entries: string[] = [];
+  for (const step of plan.steps) {
+    const args = canonicalJson(step.args);
+    const tool = canonicalJson(step.tool);
+    steps.push(sha256Hex(`{"args":${args},"tool":${tool}}`));
+    entries.push(`{"args":${args},"id":${canonicalJson(step.id)},"tool":${tool}}`);
+  }
+  const head = `{"agent":${canonicalJson(plan.agent)},"expires_at":${canonicalJson(plan.expiresAt)}`;
+  return {
+    steps,
+    plan: sha256Hex(`${head},"run_id":${canonicalJson(plan.runId)},"steps":[${entries.join(',')}]}`),
+  };
+}

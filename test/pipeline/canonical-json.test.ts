@@ -7,7 +7,7 @@ import {
   isCanonicalJsonError,
   sha256Hex,
 } from '../../src/pipeline/canonical-json.ts';
-import { type DigestedPlan, planDigest, stepDigest } from '../../src/pipeline/digest.ts';
+import { type DigestedPlan, digestPlan, planDigest, stepDigest } from '../../src/pipeline/digest.ts';
 import type { JsonObject, JsonValue } from '../../src/pipeline/json.ts';
 import { parseStrictJson } from '../../src/pipeline/strict-json.ts';
 import {
@@ -81,6 +81,14 @@ describe('published test vectors', () => {
     if (vector.kind === 'plan') {
       it('matches planDigest', () => {
         expect(planDigest(vector.input as unknown as DigestedPlan)).toBe(vector.sha256);
+      });
+
+      it('matches digestPlan, the one-pass form validate uses', () => {
+        const plan = vector.input as unknown as DigestedPlan;
+        expect(digestPlan(plan)).toEqual({
+          plan: vector.sha256,
+          steps: plan.steps.map((step) => stepDigest(step)),
+        });
       });
     }
   });

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import config from '../examples/freight/countersign.config.ts';
+import { freightPlan5 } from '../examples/freight/plans.ts';
+import { sha256Hex, validate } from '../src/pipeline/index.ts';
+import type { Benchmark } from './harness.ts';
+import { compareThroughput } from './harness.ts';
+
+/**
+ * pipeline: plans/second through `validate` (parse → resolve → type → authorize, digests, freeze) on
+ * the 5-step freight plan, against a baseline of what any service would do anyway: `JSON.parse`, a
+ * zod parse of an equivalent schema, and one SHA-256 of `JSON.stringify`.
+ */
+export const pipelineBenchmark: Benchmark = {
+  name: 'pipeline',
+  async run({ quick, log }) {
+    const now = Date.now();
+    const text = JSON.stringify(freightPlan5({ now }));
+    const ctx = { config: config.pipeline, now };
+    const check = validate(text, ctx);
+    if (!check.ok) throw new Error(`benchmark plan does not validate: ${JSON.stringify(check.diagnostics)}`);
+
+    const equivalentSchema = z.strictObject({
+      runId: z.string(),
+      agent: z.string(),
+      summary: z.string().optional(),
+      context: z.record(z.string(), z.json()).optional(),
+      expiresAt: z.iso.datetime(),
+      steps: z.array(
+        z.strictObject({
+          id: z.string(),
+          tool: z.string(),
+          args: z.union([...config.pipeline.tools.values()].map((tool) => tool.args)),
+        }),
+      ),
+    });
+    const baseline = () => {
+      const parsed = equivalentSchema.parse(JSON.parse(text));
+      sha256Hex(JSON.stringify(parsed));
+    };
+    const subject = () => {
+      validate(text, ctx);
+    };
+    log('pipeline: measuring validate vs JSON.parse + zod + sha256 …');
+    const result = compareThroughput(
+      subject,
+      baseline,
+      quick ? { repetitions: 3, durationMs: 300 } : { repetitions: 7, durationMs: 1000 },
+    );
+    const ratio = result.subject.median / result.baseline.median;
+    return [
+      {
+        name: 'pipeline',
+        unit: 'plans/s',
+        value: Math.round(result.subject.median),
+        baseline: Math.round(result.baseline.median),
+        ratio,
+        spread: result.subject.spread,
+        target: '≥ 0.5 × baseline',
+        pass: ratio >= 0.5,
+      },
+    ];
+  },
+};

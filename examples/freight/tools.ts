@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import {
+  defineTool,
+  formatMoney,
+  isoDate,
+  longText,
+  money,
+  type ToolHookContext,
+  text,
+} from '../../src/pipeline/index.ts';
+import { deliveries, invoices, tickets } from './data.ts';
+
+/** The ticket this plan is about, from the plan's context (`{ "ticket_id": "74991" }`). */
+function planTicket(ctx: ToolHookContext) {
+  const id = ctx.plan.context?.ticket_id;
+  return typeof id === 'string' ? tickets.get(id) : undefined;
+}
+
+export const rescheduleDelivery = defineTool({
+  name: 'reschedule_delivery',
+  title: 'Reschedule delivery',
+  effect: 'write',
+  args: z.strictObject({
+    delivery_id: text({ label: 'Delivery' }),
+    window: isoDate({ label: 'New delivery date' }),
+  }),
+  summarize: (args) => `Move delivery ${args.delivery_id} to ${args.window}`,
+  checks: (args) => (deliveries.has(args.delivery_id) ? [] : [`there is no delivery ${args.delivery_id}`]),
+});
+
+export const issueRefund = defineTool({
+  name: 'issue_refund',
+  title: 'Issue refund',
+  effect: 'irreversible',
+  args: z.strictObject({
+    invoice_id: text({ label: 'Invoice' }),
+    amount: money({ currency: 'USD', label: 'Amount' }),
+  }),
+  summarize: (args) => `Refund ${formatMoney(args.amount, 'USD')} on invoice ${args.invoice_id}`,
+  checks: (args) => {
+    const invoice = invoices.get(args.invoice_id);
+    if (invoice === undefined)
+      return [{ path: ['invoice_id'], message: `there is no invoice ${args.invoice_id}` }];
+    if (args.amount > invoice.balance) {
+      return [
+        {
+          path: ['amount'],
+          message: `refund ${formatMoney(args.amount, 'USD')} exceeds the invoice balance ${formatMoney(invoice.balance, 'USD')}`,
+        },
+      ];
+    }
+    return [];
+  },
+  annotate: (args, ctx) => {
+    const invoice = invoices.get(args.invoice_id);
+    const ticket = planTicket(ctx);
+    if (invoice === undefined || ticket === undefined || invoice.account === ticket.account) return [];
+    return [
+      `invoice ${invoice.id} belongs to ${invoice.account}, not ${ticket.account} (the account on ticket #${ticket.id})`,
+    ];
+  },
+});
+
+export const sendReply = defineTool({
+  name: 'send_reply',
+  title: 'Reply to customer',
+  effect: 'irreversible',
+  args: z.strictObject({
+    ticket_id: text({ label: 'Ticket' }),
+    body: longText({ label: 'Reply', max: 2000 }),
+  }),
+  summarize: (args) => `Reply on ticket #${args.ticket_id}`,
+});
+
+export const addNote = defineTool({
+  name: 'add_note',
+  title: 'Add internal note',
+  effect: 'write',
+  args: z.strictObject({
+    ticket_id: text({ label: 'Ticket' }),
+    note: longText({ label: 'Note', max: 2000 }),
+  }),
+  summarize: (args) => `Note on ticket #${args.ticket_id}`,
+});
+
+export const freightTools = [rescheduleDelivery, issueRefund, sendReply, addNote];

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/** The process environment Countersign reads (DESIGN.md §12). Only this module touches `process.env`. */
+const envSchema = z.object({
+  COUNTERSIGN_CONFIG: z.string().min(1).default('examples/freight/countersign.config.ts'),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' })
+    .default('redis://127.0.0.1:6379'),
+  SLACK_BOT_TOKEN: z.string().startsWith('xoxb-', 'must be a bot token (xoxb-…)').optional(),
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  SLACK_APP_TOKEN: z.string().startsWith('xapp-', 'must be an app-level token (xapp-…)').optional(),
+  SLACK_API_URL: z.url({ error: 'must be a URL such as http://127.0.0.1:3001/api/' }).optional(),
+  PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Env = z.output<typeof envSchema>;
+
+export type EnvResult = { ok: true; env: Env } | { ok: false; problems: string[] };
+
+/** Parses an environment (default: this process's); problems name the variable and the fix. */
+export function readEnv(source: Readonly<Record<string, string | undefined>> = process.env): EnvResult {
+  const result = envSchema.safeParse(source);
+  if (result.success) return { ok: true, env: result.data };
+  return {
+    ok: false,
+    problems: result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+  };
+}

@@ -1,0 +1,14 @@
+/** The pure core: plan model, tools, the four validation phases, digests, diff and policy. No I/O. */
+export * from './canonical-json.ts';
+export * from './context.ts';
+export * from './diagnostics.ts';
+export * from './diff.ts';
+export * from './digest.ts';
+export * from './fields.ts';
+export * from './json.ts';
+export * from './money.ts';
+export { ID_PATTERN, RUN_ID_PATTERN } from './phases/parse.ts';
+export * from './plan.ts';
+export * from './policy.ts';
+export * from './tool.ts';
+export { type ValidationResult, validate } from './validate.ts';

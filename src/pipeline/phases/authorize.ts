@@ -1,0 +1,172 @@
+import { groupsOf, mayAuthor, type ValidationContext } from '../context.ts';
+import { type Diagnostic, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
+import { diffPlans } from '../diff.ts';
+import { digestPlan } from '../digest.ts';
+import type { Annotation, PlanEnvelope, Step, ValidatedPlan, ValidatedStep } from '../plan.ts';
+import { routeStep } from '../policy.ts';
+import type { ToolDefinition, ToolHookContext } from '../tool.ts';
+
+/**
+ * Phase 4: the gate. Routes each step by policy (tool and arguments), runs the tools' `checks`,
+ * collects `annotate` notes, and for edits enforces may_author and the envelope's immutability.
+ * Runs after `type`, so every tool exists and every step's arguments match its schema.
+ */
+export function authorize(plan: PlanEnvelope, ctx: ValidationContext): PhaseResult<ValidatedPlan> {
+  const diagnostics: Diagnostic[] = [...checkExpiry(plan, ctx)];
+  if (ctx.edit !== undefined) diagnostics.push(...checkEdit(plan, ctx.edit.base, ctx.edit.editorId, ctx));
+
+  const digests = digestPlan(plan);
+  const steps: ValidatedStep[] = [];
+  for (const [index, step] of plan.steps.entries()) {
+    const tool = ctx.config.tools.get(step.tool) as ToolDefinition;
+    const hookContext: ToolHookContext = { stepId: step.id, plan, now: ctx.now };
+    const routed = routeStep(step, plan, ctx.config.policy);
+    if (!routed.ok) {
+      diagnostics.push(diagnostic('authorize', 'check_failed', routed.message, { stepId: step.id }));
+      continue;
+    }
+    diagnostics.push(...runChecks(tool, step, hookContext));
+    const summary = runSummarize(tool, step, hookContext);
+    steps.push({
+      ...step,
+      digest: digests.steps[index] as string,
+      route: routed.route,
+      annotations: runAnnotate(tool, step, hookContext),
+      ...(summary === undefined ? {} : { summary }),
+    });
+  }
+  if (diagnostics.length > 0) return failed(diagnostics);
+  return ok(deepFreeze({ ...plan, steps, digest: digests.plan }));
+}
+
+function checkExpiry(plan: PlanEnvelope, ctx: ValidationContext): Diagnostic[] {
+  const expiresAt = Date.parse(plan.expiresAt);
+  if (expiresAt <= ctx.now) {
+    return [
+      diagnostic(
+        'authorize',
+        'expiry_out_of_bounds',
+        `the plan expired at ${plan.expiresAt}, before it was checked`,
+        {
+          path: ['expiresAt'],
+        },
+      ),
+    ];
+  }
+  // An edit keeps its base's expiry (checked below), so only new submissions are bounded above.
+  if (ctx.edit === undefined && expiresAt > ctx.now + ctx.config.maxExpiresInMs) {
+    const hours = Math.round(ctx.config.maxExpiresInMs / 3_600_000);
+    return [
+      diagnostic(
+        'authorize',
+        'expiry_out_of_bounds',
+        `expiresAt ${plan.expiresAt} is too far ahead: plans may stay open at most ${hours}h`,
+        { path: ['expiresAt'] },
+      ),
+    ];
+  }
+  return [];
+}
+
+/** An edit may change steps only, and only steps whose tools the editor may author. */
+function checkEdit(
+  plan: PlanEnvelope,
+  base: PlanEnvelope,
+  editorId: string,
+  ctx: ValidationContext,
+): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  for (const field of ['runId', 'agent', 'expiresAt'] as const) {
+    if (plan[field] !== base[field]) {
+      diagnostics.push(
+        diagnostic(
+          'authorize',
+          'immutable_field',
+          `an edit cannot change ${field} (it is part of the protected plan)`,
+          {
+            path: [field],
+          },
+        ),
+      );
+    }
+  }
+  const touched = new Set(diffPlans(base, plan).touchedStepIds);
+  const editorGroups = groupsOf(ctx.config, editorId);
+  for (const step of plan.steps) {
+    if (!touched.has(step.id) || mayAuthor(ctx.config, editorId, step.tool)) continue;
+    const who =
+      editorGroups.length > 0
+        ? `your groups (${editorGroups.join(', ')}) may not write`
+        : 'you are in no group that may write';
+    diagnostics.push(
+      diagnostic(
+        'authorize',
+        'may_author',
+        `step ${step.id}: ${who} ${step.tool} steps; approving one and writing one are separate rights`,
+        { stepId: step.id },
+      ),
+    );
+  }
+  return diagnostics;
+}
+
+function runChecks(tool: ToolDefinition, step: Step, hookContext: ToolHookContext): Diagnostic[] {
+  if (tool.checks === undefined) return [];
+  try {
+    return tool.checks(step.args, hookContext).map((problem) =>
+      typeof problem === 'string'
+        ? diagnostic('authorize', 'check_failed', `step ${step.id}: ${problem}`, { stepId: step.id })
+        : diagnostic('authorize', 'check_failed', `step ${step.id}: ${problem.message}`, {
+            stepId: step.id,
+            path: problem.path,
+          }),
+    );
+  } catch (error) {
+    // A throwing check is a bug in the tool's config; fail closed and say so.
+    return [
+      diagnostic(
+        'authorize',
+        'check_failed',
+        `step ${step.id}: the ${tool.name} check could not run: ${message(error)}`,
+        {
+          stepId: step.id,
+        },
+      ),
+    ];
+  }
+}
+
+function runAnnotate(tool: ToolDefinition, step: Step, hookContext: ToolHookContext): Annotation[] {
+  if (tool.annotate === undefined) return [];
+  try {
+    return tool
+      .annotate(step.args, hookContext)
+      .map((note) => (typeof note === 'string' ? { level: 'warning', message: note } : note));
+  } catch (error) {
+    return [
+      { level: 'warning', message: `the ${tool.name} annotations could not be computed: ${message(error)}` },
+    ];
+  }
+}
+
+function runSummarize(tool: ToolDefinition, step: Step, hookContext: ToolHookContext): string | undefined {
+  if (tool.summarize === undefined) return undefined;
+  try {
+    return tool.summarize(step.args, hookContext);
+  } catch {
+    return undefined;
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Freezes a plain JSON-like tree in place and returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,216 @@
+import { z } from 'zod';
+import type { PlanLimits, ValidationContext } from '../context.ts';
+import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json.ts';
+import type { PlanEnvelope, Step } from '../plan.ts';
+import {
+  checkJsonValue,
+  type JsonValueProblem,
+  parseStrictJson,
+  type StrictJsonProblem,
+} from '../strict-json.ts';
+
+/** Ids used in Slack block ids, job ids and Redis keys: no `:`, `|`, `{` or spaces. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+/** Run ids are longer so a UUID or an agent's own scheme fits. */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+// Values were already proven to be JSON by the strict reader, so args and context are only checked to
+// be objects here (re-walking them with z.json() would double the cost of parsing).
+const jsonObject = z.custom<JsonObject>(isJsonObject, 'expected an object');
+
+const stepSchema = z.strictObject({
+  id: z.string().optional(),
+  tool: z.string().min(1).max(64),
+  args: jsonObject,
+});
+
+const envelopeSchema = z.strictObject({
+  runId: z.string().regex(RUN_ID_PATTERN),
+  agent: z.string().regex(ID_PATTERN),
+  summary: z.string().max(3000).optional(),
+  context: jsonObject.optional(),
+  expiresAt: z.iso.datetime(),
+  steps: z.array(stepSchema),
+});
+
+const FIELD_EXPECTATIONS: Record<string, string> = {
+  runId: `letters, digits, "-" and "_" (at most 128, no ":" or spaces)`,
+  agent: `letters, digits, "-" and "_" (at most 64)`,
+  summary: 'text of at most 3000 characters',
+  context: 'an object',
+  expiresAt: 'an ISO 8601 UTC time like 2026-04-06T14:30:00Z',
+  steps: 'a list of steps',
+  id: `letters, digits, "-" and "_" (at most 64, starting with a letter or digit)`,
+  tool: 'a tool name',
+  args: 'an object of arguments',
+};
+
+/**
+ * Phase 1: bytes or an object → the plan envelope. Strict: duplicate keys, floats, NaN, ±Infinity,
+ * -0, unknown keys and anything over the size limits are rejected here, before any step is read.
+ * Steps without an id get the first free `s<n>`.
+ */
+export function parse(raw: unknown, ctx: ValidationContext): PhaseResult<PlanEnvelope> {
+  const { limits } = ctx.config;
+  const value = readJson(raw, limits);
+  if (!value.ok) return value;
+
+  const steps = (value.value as { steps?: unknown } | null)?.steps;
+  if (Array.isArray(steps) && steps.length === 0) {
+    return failed([diagnostic('parse', 'no_steps', 'the plan has no steps', { path: ['steps'] })]);
+  }
+  if (Array.isArray(steps) && steps.length > limits.maxSteps) {
+    return failed([
+      diagnostic(
+        'parse',
+        'too_many_steps',
+        `the plan has ${steps.length} steps; at most ${limits.maxSteps} are allowed`,
+        {
+          path: ['steps'],
+        },
+      ),
+    ]);
+  }
+  const result = envelopeSchema.safeParse(value.value);
+  if (!result.success)
+    return failed(result.error.issues.flatMap((issue) => envelopeDiagnostics(issue, value.value)));
+  return assignStepIds(result.data);
+}
+
+function readJson(raw: unknown, limits: PlanLimits): PhaseResult<JsonValue> {
+  if (typeof raw === 'string') {
+    const bytes = new TextEncoder().encode(raw).length;
+    if (bytes > limits.maxPlanBytes) return failed([tooLarge(bytes, limits)]);
+    const parsed = parseStrictJson(raw, limits);
+    return parsed.ok ? ok(parsed.value) : failed(parsed.problems.map(problemDiagnostic));
+  }
+  const checked = checkJsonValue(raw, limits);
+  if (!checked.ok) return failed(checked.problems.map(problemDiagnostic));
+  // Own copy: the caller's object is never frozen or aliased by the validated plan.
+  const text = JSON.stringify(raw);
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes > limits.maxPlanBytes) return failed([tooLarge(bytes, limits)]);
+  return ok(JSON.parse(text) as JsonValue);
+}
+
+function tooLarge(bytes: number, limits: PlanLimits): Diagnostic {
+  return diagnostic(
+    'parse',
+    'plan_too_large',
+    `the plan is ${bytes} bytes; at most ${limits.maxPlanBytes} are allowed`,
+  );
+}
+
+function problemDiagnostic(problem: StrictJsonProblem | JsonValueProblem): Diagnostic {
+  const code = problem.code === 'not_json' ? 'invalid_json' : problem.code;
+  return diagnostic('parse', code, problem.message, { stepId: stepIdOf(problem.path), path: problem.path });
+}
+
+/** `['steps', 1, 'args', 'amount']` in a raw plan names step 2 until ids are known. */
+function stepIdOf(path: readonly (string | number)[]): string | undefined {
+  return path[0] === 'steps' && typeof path[1] === 'number' ? `#${path[1] + 1}` : undefined;
+}
+
+function envelopeDiagnostics(issue: z.core.$ZodIssue, input: JsonValue): Diagnostic[] {
+  const path = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
+  const where = { stepId: stepIdOf(path), path };
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) =>
+      diagnostic('parse', 'unknown_key', `unknown field ${JSON.stringify(key)}${at(path)}`, {
+        ...where,
+        path: [...path, key],
+      }),
+    );
+  }
+  const received = valueAt(input, path);
+  const field = String(path.at(-1) ?? 'plan');
+  const expected = FIELD_EXPECTATIONS[field] ?? issue.message.toLowerCase();
+  if (received === undefined) {
+    return [
+      diagnostic(
+        'parse',
+        'missing_field',
+        `${field} is required${at(path.slice(0, -1))} (${expected})`,
+        where,
+      ),
+    ];
+  }
+  return [
+    diagnostic(
+      'parse',
+      'invalid_field',
+      `${field}${at(path.slice(0, -1))} must be ${expected}, got ${describeValue(received)}`,
+      where,
+    ),
+  ];
+}
+
+/** " in step 2" / " in the plan" suffix for envelope messages. */
+function at(path: readonly (string | number)[]): string {
+  if (path[0] === 'steps' && typeof path[1] === 'number') return ` in step ${path[1] + 1}`;
+  return '';
+}
+
+function valueAt(value: JsonValue, path: readonly (string | number)[]): JsonValue | undefined {
+  let current: JsonValue | undefined = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, JsonValue | undefined>)[key];
+  }
+  return current;
+}
+
+type ParsedEnvelope = z.output<typeof envelopeSchema>;
+
+function assignStepIds(envelope: ParsedEnvelope): PhaseResult<PlanEnvelope> {
+  const diagnostics: Diagnostic[] = [];
+  const given = new Set<string>();
+  envelope.steps.forEach((step, index) => {
+    if (step.id === undefined) return;
+    if (!ID_PATTERN.test(step.id)) {
+      diagnostics.push(
+        diagnostic(
+          'parse',
+          'invalid_step_id',
+          `step ${index + 1}: id ${JSON.stringify(step.id)} must be ${FIELD_EXPECTATIONS.id}`,
+          {
+            stepId: `#${index + 1}`,
+            path: ['steps', index, 'id'],
+          },
+        ),
+      );
+    } else if (given.has(step.id)) {
+      diagnostics.push(
+        diagnostic(
+          'parse',
+          'duplicate_step_id',
+          `step ${index + 1}: id ${step.id} is already used by an earlier step`,
+          {
+            stepId: step.id,
+            path: ['steps', index, 'id'],
+          },
+        ),
+      );
+    }
+    given.add(step.id);
+  });
+  if (diagnostics.length > 0) return failed(diagnostics);
+
+  let next = 1;
+  const steps: Step[] = envelope.steps.map((step) => {
+    if (step.id !== undefined) return { id: step.id, tool: step.tool, args: step.args };
+    while (given.has(`s${next}`)) next++;
+    const id = `s${next}`;
+    given.add(id);
+    return { id, tool: step.tool, args: step.args };
+  });
+  return ok({
+    runId: envelope.runId,
+    agent: envelope.agent,
+    ...(envelope.summary === undefined ? {} : { summary: envelope.summary }),
+    ...(envelope.context === undefined ? {} : { context: envelope.context }),
+    expiresAt: envelope.expiresAt,
+    steps,
+  });
+}

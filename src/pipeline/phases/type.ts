@@ -1,0 +1,104 @@
+import type { z } from 'zod';
+import type { ValidationContext } from '../context.ts';
+import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
+import { describeExpected, fieldAt } from '../fields.ts';
+import type { JsonValue } from '../json.ts';
+import type { PlanEnvelope, Step } from '../plan.ts';
+import type { ToolArgsSchema } from '../tool.ts';
+
+/**
+ * Phase 3: each step's args against its tool's strict schema. No coercion: `"20"` is not `20`.
+ * Runs after `resolve`, so every tool exists.
+ */
+export function type(plan: PlanEnvelope, ctx: ValidationContext): PhaseResult<PlanEnvelope> {
+  const diagnostics: Diagnostic[] = [];
+  for (const step of plan.steps) {
+    const tool = ctx.config.tools.get(step.tool);
+    if (tool === undefined) continue;
+    const result = tool.args.safeParse(step.args);
+    if (!result.success)
+      diagnostics.push(...result.error.issues.flatMap((issue) => toDiagnostics(issue, step, tool.args)));
+  }
+  return diagnostics.length > 0 ? failed(diagnostics) : ok(plan);
+}
+
+function toDiagnostics(issue: z.core.$ZodIssue, step: Step, schema: ToolArgsSchema): Diagnostic[] {
+  const path = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
+  const where = (p: readonly (string | number)[]) => ({ stepId: step.id, path: p });
+  if (issue.code === 'unrecognized_keys') {
+    const known = Object.keys(shapeKeys(schema, path));
+    return issue.keys.map((key) =>
+      diagnostic(
+        'type',
+        'unknown_argument',
+        `step ${step.id}: ${step.tool} has no argument ${JSON.stringify(pathText([...path, key]))}${
+          known.length > 0 ? ` (it takes ${known.join(', ')})` : ''
+        }`,
+        where([...path, key]),
+      ),
+    );
+  }
+  const field = fieldAt(schema, path);
+  const received = valueAt(step.args, path);
+  const expected = describeExpected(field);
+  const name = pathText(path);
+  if (received === undefined) {
+    return [
+      diagnostic(
+        'type',
+        'missing_argument',
+        `step ${step.id}: ${name} is required${expected ? ` (${expected})` : ''}`,
+        where(path),
+      ),
+    ];
+  }
+  return [
+    diagnostic(
+      'type',
+      'invalid_argument',
+      `step ${step.id}: ${name} ${explain(issue, expected, received)}`,
+      where(path),
+    ),
+  ];
+}
+
+/** The part of the message after the argument name, chosen by what went wrong. */
+function explain(issue: z.core.$ZodIssue, expected: string | undefined, received: JsonValue): string {
+  switch (issue.code) {
+    case 'too_big':
+    case 'too_small': {
+      const bound = String(issue.code === 'too_big' ? issue.maximum : issue.minimum);
+      const relation = issue.code === 'too_big' ? 'at most' : 'at least';
+      if (issue.origin === 'string') {
+        if (issue.code === 'too_small' && bound === '1') return 'must not be empty';
+        return `must be ${relation} ${bound} characters (got ${(received as string).length})`;
+      }
+      if (issue.origin === 'array') return `must have ${relation} ${bound} items`;
+      return `must be ${relation} ${bound}, got ${describeValue(received)}`;
+    }
+    default:
+      return `expected ${expected ?? issue.message.toLowerCase()}, got ${describeValue(received)}`;
+  }
+}
+
+function shapeKeys(schema: ToolArgsSchema, path: readonly (string | number)[]): Record<string, unknown> {
+  const field = fieldAt(schema, path);
+  return field !== undefined && 'shape' in field ? (field.shape as Record<string, unknown>) : {};
+}
+
+function valueAt(value: JsonValue | undefined, path: readonly (string | number)[]): JsonValue | undefined {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, JsonValue | undefined>)[key];
+  }
+  return current;
+}
+
+/** `['items', 0, 'sku']` → `items[0].sku`. */
+export function pathText(path: readonly (string | number)[]): string {
+  return path.reduce<string>(
+    (text, key) => (typeof key === 'number' ? `${text}[${key}]` : text === '' ? key : `${text}.${key}`),
+    '',
+  );
+}

@@ -1,0 +1,116 @@
+import type { z } from 'zod';
+import type { JsonObject } from './json.ts';
+import type { PlanEnvelope, Route } from './plan.ts';
+import type { ToolArgsSchema, ToolDefinition } from './tool.ts';
+
+/** What a policy predicate sees besides the arguments. */
+export interface PolicyContext {
+  readonly stepId: string;
+  readonly plan: PlanEnvelope;
+}
+
+/**
+ * One gate rule. Rules are tried in order; the first whose `tool` and `when` match decides the route.
+ * Risk follows meaning: `when` looks at the arguments (a refund over $500 routes differently).
+ */
+export interface PolicyRule {
+  /** Shown on the card and in the journal; defaults to `<tools>#<position>`. */
+  readonly name?: string;
+  /** Tool name(s) this rule covers; `'*'` covers every tool. */
+  readonly tool: string | readonly string[];
+  /** Argument predicate; omitted means "always". Called only with arguments that passed `type`. */
+  when?(args: JsonObject, ctx: PolicyContext): boolean;
+  readonly route: 'auto' | 'review' | 'block';
+  /** Group whose members may approve (required for `review`). */
+  readonly approvers?: string;
+  /** How many distinct approvers are needed (default 1). */
+  readonly approvals?: number;
+  /** Bar the step's human author from approving it (default false). */
+  readonly distinctFromAuthor?: boolean;
+  /** Why the step is blocked (for `block`). */
+  readonly reason?: string;
+}
+
+/**
+ * A rule for one tool whose predicate sees that tool's typed arguments.
+ * @example rule(issueRefund, { when: (a) => a.amount > 50_000, route: 'review', approvers: 'finance', approvals: 2 })
+ */
+export function rule<S extends ToolArgsSchema>(
+  tool: ToolDefinition<S>,
+  spec: Omit<PolicyRule, 'tool' | 'when'> & { when?: (args: z.output<S>, ctx: PolicyContext) => boolean },
+): PolicyRule {
+  const { when, ...rest } = spec;
+  return {
+    ...rest,
+    tool: tool.name,
+    ...(when === undefined
+      ? {}
+      : { when: (args: JsonObject, ctx: PolicyContext) => when(args as z.output<S>, ctx) }),
+  };
+}
+
+/** The name a rule is known by. */
+export function ruleName(policyRule: PolicyRule, index: number): string {
+  if (policyRule.name !== undefined) return policyRule.name;
+  const tools = typeof policyRule.tool === 'string' ? policyRule.tool : policyRule.tool.join(',');
+  return `${tools}#${index + 1}`;
+}
+
+function coversTool(policyRule: PolicyRule, tool: string): boolean {
+  const tools = typeof policyRule.tool === 'string' ? [policyRule.tool] : policyRule.tool;
+  return tools.includes('*') || tools.includes(tool);
+}
+
+export type RouteResult = { ok: true; route: Route } | { ok: false; message: string };
+
+/**
+ * Routes one step: the first matching rule wins; no matching rule blocks the step (fail closed).
+ * A predicate that throws is a configuration bug and is reported, never swallowed into a route.
+ */
+export function routeStep(
+  step: { id: string; tool: string; args: JsonObject },
+  plan: PlanEnvelope,
+  rules: readonly PolicyRule[],
+): RouteResult {
+  for (const [index, policyRule] of rules.entries()) {
+    if (!coversTool(policyRule, step.tool)) continue;
+    if (policyRule.when !== undefined) {
+      let matches: boolean;
+      try {
+        matches = policyRule.when(step.args, { stepId: step.id, plan });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        return {
+          ok: false,
+          message: `policy rule ${ruleName(policyRule, index)} failed on step ${step.id}: ${reason}`,
+        };
+      }
+      if (!matches) continue;
+    }
+    const name = ruleName(policyRule, index);
+    switch (policyRule.route) {
+      case 'auto':
+        return { ok: true, route: { kind: 'auto', rule: name } };
+      case 'block':
+        return {
+          ok: true,
+          route: { kind: 'block', rule: name, reason: policyRule.reason ?? `blocked by policy rule ${name}` },
+        };
+      case 'review':
+        return {
+          ok: true,
+          route: {
+            kind: 'review',
+            rule: name,
+            group: policyRule.approvers ?? '',
+            approvals: policyRule.approvals ?? 1,
+            distinctFromAuthor: policyRule.distinctFromAuthor ?? false,
+          },
+        };
+    }
+  }
+  return {
+    ok: true,
+    route: { kind: 'block', rule: 'default', reason: `no policy rule covers tool ${step.tool}` },
+  };
+}
