@@ -1,0 +1,169 @@
+/**
+ * A local stand-in for Slack's Web API: an HTTP server speaking the subset the bot uses, over an
+ * in-memory workspace that tests can read and a page can watch.
+ */
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import { IdMint } from './ids.ts';
+import type { RateLimit } from './rate-limiter.ts';
+import { TokenBucketLimiter } from './rate-limiter.ts';
+import { createRoutedServer } from './server.ts';
+import type { EmulatedIdentity, EmulatedUsergroup } from './slack-objects.ts';
+import { createWebApiHandler } from './web-api/handle-request.ts';
+import { WEB_API_METHODS } from './web-api/methods/index.ts';
+import {
+  type ChannelSeed,
+  readOnlyState,
+  type UserSeed,
+  Workspace,
+  type WorkspaceState,
+} from './workspace.ts';
+import type { EmulatorCall } from './workspace-events.ts';
+
+/** Options for {@link createSlackEmulator}; every one has a default. */
+export interface SlackEmulatorOptions {
+  /** Port to listen on (default 0: a free one). */
+  readonly port?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  readonly host?: string;
+  /** The only token accepted (default {@link DEFAULT_BOT_TOKEN}). */
+  readonly botToken?: string;
+  /** chat.postMessage per channel (default burst 5, then 1/s); `false` turns limiting off. */
+  readonly rateLimit?: RateLimit | false;
+  /** Workspace members (default {@link DEFAULT_USERS}); the bot user is always added. */
+  readonly users?: readonly UserSeed[];
+  /** Channels (default {@link DEFAULT_CHANNELS}). */
+  readonly channels?: readonly ChannelSeed[];
+  /** User groups (S…) for usergroups.users.list (default none). */
+  readonly usergroups?: readonly EmulatedUsergroup[];
+  /** Team and bot identity (defaults match /work/shared/slack-protocol: T0TEAM, U0BOT, B0BOT, A0APP). */
+  readonly identity?: Partial<EmulatedIdentity>;
+  /** Clock in epoch ms, for message ts, hashes and the rate limit (default Date.now). */
+  readonly now?: () => number;
+  /** Where faults inside the emulator are reported (default console.error). */
+  readonly logError?: (message: string, error: unknown) => void;
+}
+
+/** A running (or ready to run) emulator. */
+export interface SlackEmulator {
+  /** Base URL for `new WebClient(token, { slackApiUrl })`, ending in `/api/`. Throws before start(). */
+  readonly url: string;
+  /** Listen; resolves to {@link url}. Calling it again while running is harmless. */
+  start(): Promise<string>;
+  /** Close the server and its connections. Idempotent. */
+  stop(): Promise<void>;
+  /** Read-only workspace: messages, views, users, and `subscribe` for live changes. */
+  readonly state: WorkspaceState;
+  /** Every Web API call so far, oldest first (a copy). */
+  readonly calls: readonly EmulatorCall[];
+  /** Forget messages, views, calls, used trigger ids and rate-limit buckets; keep users and channels. */
+  reset(): void;
+  /** The token the emulator accepts. */
+  readonly botToken: string;
+}
+
+export const DEFAULT_BOT_TOKEN = 'xoxb-emulator-token';
+
+export const DEFAULT_IDENTITY: EmulatedIdentity = {
+  teamId: 'T0TEAM',
+  teamName: 'Acme',
+  teamDomain: 'acme',
+  botUserId: 'U0BOT',
+  botUserName: 'countersign',
+  botId: 'B0BOT',
+  appId: 'A0APP',
+};
+
+export const DEFAULT_USERS: readonly UserSeed[] = [
+  { id: 'U0OP1', name: 'dana', real_name: 'Dana Ortiz', tz: 'Europe/Oslo' },
+  { id: 'U0FIN1', name: 'sam', real_name: 'Sam Lindqvist', tz: 'Europe/Oslo' },
+  { id: 'U0LEAD1', name: 'lee', real_name: 'Lee Haugen', tz: 'Europe/Oslo' },
+];
+
+export const DEFAULT_CHANNELS: readonly ChannelSeed[] = [{ id: 'C0OPS', name: 'ops-approvals' }];
+
+/** Slack: about one message per second per channel, with short bursts. */
+export const DEFAULT_RATE_LIMIT: RateLimit = { perSecond: 1, burst: 5 };
+
+/**
+ * Create a Slack Web API emulator (call start() to listen).
+ *
+ * @example
+ * const slack = createSlackEmulator({ rateLimit: false });
+ * await slack.start();
+ * const client = new WebClient(slack.botToken, { slackApiUrl: slack.url });
+ * await client.chat.postMessage({ channel: 'C0OPS', text: 'hi' });
+ * slack.state.messages('C0OPS'); // [{ text: 'hi', … }]
+ * await slack.stop();
+ */
+export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEmulator {
+  const now = options.now ?? Date.now;
+  const logError = options.logError ?? ((message, error) => console.error(message, error));
+  const botToken = options.botToken ?? DEFAULT_BOT_TOKEN;
+  const workspace = new Workspace(
+    {
+      identity: { ...DEFAULT_IDENTITY, ...options.identity },
+      users: options.users ?? DEFAULT_USERS,
+      channels: options.channels ?? DEFAULT_CHANNELS,
+      usergroups: options.usergroups ?? [],
+    },
+    new IdMint(now),
+    (error) => logError('slack emulator: a workspace listener threw', error),
+  );
+  const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const limiter = rateLimit === false ? undefined : new TokenBucketLimiter(rateLimit, now);
+  let calls: EmulatorCall[] = [];
+  const api = createWebApiHandler({
+    workspace,
+    methods: WEB_API_METHODS,
+    botToken,
+    limiter,
+    now,
+    record: (call) => calls.push(call),
+    logError,
+  });
+  const server: Server = createRoutedServer([{ prefix: '/api/', handle: api }], logError);
+
+  const state = readOnlyState(workspace);
+  let url: string | undefined;
+  let starting: Promise<string> | undefined;
+  return {
+    get url() {
+      if (url === undefined)
+        throw new Error('the Slack emulator is not started: await emulator.start() first');
+      return url;
+    },
+    start() {
+      starting ??= (async () => {
+        const host = options.host ?? '127.0.0.1';
+        server.listen(options.port ?? 0, host);
+        await once(server, 'listening');
+        const address = server.address();
+        if (address === null || typeof address === 'string')
+          throw new Error('the emulator has no TCP address');
+        const { port } = address;
+        url = `http://${host.includes(':') ? `[${host}]` : host}:${port}/api/`;
+        return url;
+      })();
+      return starting;
+    },
+    async stop() {
+      if (!server.listening) return;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      url = undefined;
+      starting = undefined;
+    },
+    state,
+    get calls() {
+      return [...calls];
+    },
+    reset() {
+      calls = [];
+      limiter?.reset();
+      workspace.reset();
+    },
+    botToken,
+  };
+}

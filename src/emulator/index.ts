@@ -1,0 +1,40 @@
+/**
+ * A local stand-in for Slack (DESIGN.md §4): the Web API subset the bot uses, an in-memory workspace
+ * to assert on and watch, and Block Kit limit checks.
+ * See README.md.
+ */
+
+export {
+  BLOCK_KIT_LIMITS,
+  type BlockKitRule,
+  type BlockKitViolation,
+  checkMessageBlocks,
+  checkView,
+} from './block-kit-limits.ts';
+export {
+  createSlackEmulator,
+  DEFAULT_BOT_TOKEN,
+  DEFAULT_CHANNELS,
+  DEFAULT_IDENTITY,
+  DEFAULT_RATE_LIMIT,
+  DEFAULT_USERS,
+  type SlackEmulator,
+  type SlackEmulatorOptions,
+} from './create-slack-emulator.ts';
+export type { RateLimit } from './rate-limiter.ts';
+export type {
+  Block,
+  EmulatedChannel,
+  EmulatedEphemeral,
+  EmulatedIdentity,
+  EmulatedMessage,
+  EmulatedUsergroup,
+  MessageMetadata,
+  PlainText,
+  SlackUser,
+  SlackView,
+  ViewStateValues,
+} from './slack-objects.ts';
+export { isTriggerId, mintTriggerId, triggerIdUser } from './trigger-ids.ts';
+export { type ChannelSeed, MODAL_STACK_LIMIT, type UserSeed, type WorkspaceState } from './workspace.ts';
+export type { EmulatorCall, WorkspaceEvent, WorkspaceListener } from './workspace-events.ts';

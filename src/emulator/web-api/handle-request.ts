@@ -1,0 +1,121 @@
+/**
+ * One Web API request, start to finish: read and decode the body (form or JSON, as @slack/web-api and
+ * other clients send it), find the method, check the token, apply the rate limit, run the method,
+ * record the call, answer. Every answer is Slack's JSON; a fault inside is a 500 `internal_error`,
+ * never a stack trace.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, sendJson } from '../http-io.ts';
+import type { TokenBucketLimiter } from '../rate-limiter.ts';
+import type { Workspace } from '../workspace.ts';
+import type { EmulatorCall } from '../workspace-events.ts';
+import { decodeArgs } from './args.ts';
+import { type ApiArgs, fail, type SlackResponse, type WebApiMethod } from './method.ts';
+
+/** Bodies beyond this are refused (Slack's own limits are far lower: 40k text, 250 kB views). */
+const MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+/** What the handler needs; all passed in, so tests can give it their own methods. */
+export interface WebApiHandlerOptions {
+  readonly workspace: Workspace;
+  readonly methods: Readonly<Record<string, WebApiMethod>>;
+  readonly botToken: string;
+  /** undefined = no rate limiting. */
+  readonly limiter: TokenBucketLimiter | undefined;
+  readonly now: () => number;
+  readonly record: (call: EmulatorCall) => void;
+  readonly logError: (message: string, error: unknown) => void;
+}
+
+/** Handles `POST|GET /api/<method>`; `method` is the part after `/api/`. */
+export type WebApiHandler = (req: IncomingMessage, res: ServerResponse, method: string) => Promise<void>;
+
+/** Build the handler for `/api/<method>`. */
+export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandler {
+  return async (req, res, method) => {
+    let args: ApiArgs = {};
+    const answer = (
+      status: number,
+      response: SlackResponse,
+      headers: { readonly [name: string]: string } = {},
+    ) => {
+      const call: EmulatorCall = { method, args, at: options.now(), status, response };
+      options.record(call);
+      options.workspace.emit({ type: 'api_call', call });
+      sendJson(res, status, response, headers);
+    };
+    try {
+      const request = await readRequest(req);
+      if (!request.ok) return answer(request.status, request.response);
+      args = decodeArgs(request.args);
+
+      const handler = Object.hasOwn(options.methods, method) ? options.methods[method] : undefined;
+      if (!handler) return answer(200, fail('unknown_method', [], { req_method: method }));
+
+      const token =
+        bearerToken(req) ?? (typeof request.args.token === 'string' ? request.args.token : undefined);
+      if (token === undefined || token === '') return answer(200, fail('not_authed'));
+      if (token !== options.botToken) return answer(200, fail('invalid_auth'));
+
+      const context = { workspace: options.workspace };
+      const limitKey = options.limiter && handler.rateLimitKey?.(args, context);
+      if (options.limiter && limitKey !== undefined) {
+        const decision = options.limiter.take(`${method}:${limitKey}`);
+        if (!decision.ok) {
+          return answer(429, fail('ratelimited'), { 'retry-after': String(decision.retryAfterSeconds) });
+        }
+      }
+      return answer(200, handler.run(args, context));
+    } catch (error) {
+      options.logError(`slack emulator: ${method} failed`, error);
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      return answer(500, fail('internal_error'));
+    }
+  };
+}
+
+type RawRequest =
+  | { readonly ok: true; readonly args: { readonly [key: string]: unknown } }
+  | { readonly ok: false; readonly status: number; readonly response: SlackResponse };
+
+/** Query parameters merged with the body; the body wins. */
+async function readRequest(req: IncomingMessage): Promise<RawRequest> {
+  const query = Object.fromEntries(new URL(req.url ?? '/', 'http://emulator').searchParams);
+  const body = await readBody(req, MAX_BODY_BYTES);
+  if (body === 'too_large') return { ok: false, status: 413, response: fail('request_too_large') };
+  if (body.length === 0) return { ok: true, args: query };
+  const mediaType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const text = body.toString('utf8');
+  switch (mediaType) {
+    case 'application/x-www-form-urlencoded':
+      return { ok: true, args: { ...query, ...Object.fromEntries(new URLSearchParams(text)) } };
+    case 'application/json': {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return { ok: false, status: 200, response: fail('invalid_json') };
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        return { ok: false, status: 200, response: fail('invalid_json', ['the body must be a JSON object']) };
+      }
+      return { ok: true, args: { ...query, ...parsed } };
+    }
+    case 'multipart/form-data':
+      return {
+        ok: false,
+        status: 200,
+        response: fail('invalid_form_data', ['the emulator does not accept multipart bodies (file uploads)']),
+      };
+    default:
+      return { ok: false, status: 200, response: fail('invalid_post_type') };
+  }
+}
+
+function bearerToken(req: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  return match?.[1];
+}
