@@ -1,6 +1,6 @@
 /**
  * A local stand-in for Slack (DESIGN.md §4): the Web API subset the bot uses, an in-memory workspace
- * to assert on and watch, and Block Kit limit checks.
+ * to assert on and watch, Block Kit limit checks, and signed interaction payloads to drive the bot.
  * See README.md.
  */
 
@@ -21,6 +21,25 @@ export {
   type SlackEmulator,
   type SlackEmulatorOptions,
 } from './create-slack-emulator.ts';
+export {
+  type ActionContainer,
+  type BlockActionInput,
+  type BlockActionsPayload,
+  buildBlockActionsPayload,
+  buildViewClosedPayload,
+  buildViewSubmissionPayload,
+  buttonAction,
+  type InteractingUser,
+  type InteractionOptions,
+  type InteractionResponse,
+  type MessageLike,
+  postInteraction,
+  type SlackSignatureHeaders,
+  signSlackRequest,
+  type ViewClosedPayload,
+  type ViewLike,
+  type ViewSubmissionPayload,
+} from './interactions.ts';
 export type { RateLimit } from './rate-limiter.ts';
 export type {
   Block,
@@ -35,6 +54,7 @@ export type {
   SlackView,
   ViewStateValues,
 } from './slack-objects.ts';
+export { inputValues, type OptionChoice, type StateValue, stateValue } from './state-values.ts';
 export { isTriggerId, mintTriggerId, triggerIdUser } from './trigger-ids.ts';
 export { type ChannelSeed, MODAL_STACK_LIMIT, type UserSeed, type WorkspaceState } from './workspace.ts';
 export type { EmulatorCall, WorkspaceEvent, WorkspaceListener } from './workspace-events.ts';
