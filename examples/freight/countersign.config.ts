@@ -18,7 +18,7 @@ export default defineConfig({
   },
   groups: {
     operators: ['U0OP1', 'U0OP2'],
-    finance: ['U0FIN1', 'U0FIN2'],
+    finance: ['U0FIN1', 'U0FIN2', 'U0FIN3'],
     leads: ['U0LEAD1'],
   },
   policy: [

@@ -40,12 +40,11 @@ export function rule<S extends ToolArgsSchema>(
   spec: Omit<PolicyRule, 'tool' | 'when'> & { when?: (args: z.output<S>, ctx: PolicyContext) => boolean },
 ): PolicyRule {
   const { when, ...rest } = spec;
+  // Passed through as is (not wrapped) so the config digest hashes the predicate's own source.
   return {
     ...rest,
     tool: tool.name,
-    ...(when === undefined
-      ? {}
-      : { when: (args: JsonObject, ctx: PolicyContext) => when(args as z.output<S>, ctx) }),
+    ...(when === undefined ? {} : { when: when as NonNullable<PolicyRule['when']> }),
   };
 }
 

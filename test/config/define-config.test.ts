@@ -91,7 +91,7 @@ describe('defineConfig: the freight example', () => {
       channel: 'C0OPS',
       secret: { env: 'FREIGHT_AGENT_SECRET' },
     });
-    expect(freight.groups.finance).toEqual(['U0FIN1', 'U0FIN2']);
+    expect(freight.groups.finance).toEqual(['U0FIN1', 'U0FIN2', 'U0FIN3']);
   });
 
   it('resolves its escalation chain to milliseconds and the people to notify', () => {
@@ -537,8 +537,7 @@ describe('config digest', () => {
 
   // Known bug, outside this module: rule() wraps `when` in an adapter, so the digest hashes the
   // adapter's source, which is the same for every rule() predicate (src/pipeline/policy.ts).
-  // When rule() passes the predicate through, this starts passing: turn `it.fails` into `it`.
-  it.fails('changes when the threshold of a rule() predicate changes', () => {
+  it('changes when the threshold of a rule() predicate changes', () => {
     const withThreshold = (limit: 'low' | 'high') =>
       config({
         policy: [

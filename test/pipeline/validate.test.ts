@@ -134,6 +134,19 @@ const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationCon
       message: /step s4: your groups \(operators\) may not write issue_refund steps/,
     };
   },
+  unapprovable: () => {
+    const base = accepted(plan());
+    const twoPersonFinance = { ...freightConfig.pipeline.groups, finance: ['U0FIN1', 'U0FIN2'] };
+    return {
+      raw: { ...plan(), steps: [...plan().steps, addedRefundStep] },
+      ctx: freightContext({
+        config: { ...freightConfig.pipeline, groups: twoPersonFinance },
+        edit: { editorId: 'U0FIN1', base },
+      }),
+      message:
+        /needs 2 finance approvals from people other than its author, but finance has only 1 other member/,
+    };
+  },
   immutable_field: () => {
     const base = accepted(plan());
     return {

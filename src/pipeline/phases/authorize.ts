@@ -35,6 +35,7 @@ export function authorize(plan: PlanEnvelope, ctx: ValidationContext): PhaseResu
       ...(summary === undefined ? {} : { summary }),
     });
   }
+  if (ctx.edit !== undefined) diagnostics.push(...checkApprovable(steps, plan, ctx.edit, ctx));
   if (diagnostics.length > 0) return failed(diagnostics);
   return ok(deepFreeze({ ...plan, steps, digest: digests.plan }));
 }
@@ -108,6 +109,33 @@ function checkEdit(
     );
   }
   return diagnostics;
+}
+
+/**
+ * A step the editor writes becomes theirs; where policy bars authors from approving their own steps,
+ * enough other people must remain in the group, or the edit would leave a step nobody can approve.
+ */
+function checkApprovable(
+  steps: readonly ValidatedStep[],
+  plan: PlanEnvelope,
+  edit: NonNullable<ValidationContext['edit']>,
+  ctx: ValidationContext,
+): Diagnostic[] {
+  const touched = new Set(diffPlans(edit.base, plan).touchedStepIds);
+  return steps.flatMap((step) => {
+    const { route } = step;
+    if (!touched.has(step.id) || route.kind !== 'review' || !route.distinctFromAuthor) return [];
+    const others = (ctx.config.groups[route.group] ?? []).filter((member) => member !== edit.editorId);
+    if (others.length >= route.approvals) return [];
+    return [
+      diagnostic(
+        'authorize',
+        'unapprovable',
+        `step ${step.id}: needs ${route.approvals} ${route.group} approvals from people other than its author, but ${route.group} has only ${others.length} other member(s); ask one of them to make this edit`,
+        { stepId: step.id },
+      ),
+    ];
+  });
 }
 
 function runChecks(tool: ToolDefinition, step: Step, hookContext: ToolHookContext): Diagnostic[] {
