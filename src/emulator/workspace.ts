@@ -5,7 +5,7 @@
  *
  * Stored objects are deep-frozen, so readers can hand them out without copying.
  */
-import { dmChannelId, type IdMint, tsToMicros } from './ids.ts';
+import { dmChannelId, type IdMint } from './ids.ts';
 import type {
   Block,
   EmulatedChannel,
@@ -472,13 +472,6 @@ export function readOnlyState(workspace: Workspace): WorkspaceState {
 /** A reply is a message in a thread that is not the thread's parent. */
 export function isReply(message: EmulatedMessage): boolean {
   return message.thread_ts !== undefined && message.thread_ts !== message.ts;
-}
-
-/** Compare two message timestamps (negative when `a` is older). */
-export function compareTs(a: string, b: string): number {
-  const x = tsToMicros(a) ?? 0n;
-  const y = tsToMicros(b) ?? 0n;
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 function toSlackUser(seed: UserSeed, teamId: string, isBot: boolean): SlackUser {
