@@ -1,6 +1,7 @@
 /** The pure core: plan model, tools, the four validation phases, digests, diff and policy. No I/O. */
 export * from './canonical-json.ts';
 export * from './context.ts';
+export * from './decision.ts';
 export * from './diagnostics.ts';
 export * from './diff.ts';
 export * from './digest.ts';
@@ -10,5 +11,7 @@ export * from './money.ts';
 export { ID_PATTERN, RUN_ID_PATTERN } from './phases/parse.ts';
 export * from './plan.ts';
 export * from './policy.ts';
+export * from './signing.ts';
+export * from './submission.ts';
 export * from './tool.ts';
 export { type ValidationResult, validate } from './validate.ts';

@@ -1,0 +1,58 @@
+/**
+ * Redis key layout. Everything about one run shares the hash tag `{<runId>}` so it lives in one Redis
+ * Cluster slot and one Lua script may touch all of it. Run ids never contain `{`, `}` or `:` (parse
+ * enforces RUN_ID_PATTERN). Cross-run indexes are separate keys, written outside run scripts.
+ */
+export interface RunKeys {
+  /** Hash: status, current version, rev (CAS counter), journal head, decision fields. */
+  readonly run: string;
+  /** String per version: the stored version document (JSON). Use `version(n)`. */
+  version(n: number): string;
+  /** Hash: `<stepDigest>|<userId>` → approval JSON. Approvals are bound to step digests. */
+  readonly approvals: string;
+  /** List: the hash-chained journal records (JSON). */
+  readonly journal: string;
+  /** String: the signed decision (JSON), once decided. */
+  readonly decision: string;
+  /** Hash: Slack message references (card per version, escalation messages). */
+  readonly messages: string;
+  /** Hash: stepId → outcome JSON reported by the agent. */
+  readonly outcomes: string;
+}
+
+export interface Keys {
+  readonly prefix: string;
+  forRun(runId: string): RunKeys;
+  /** Sorted set of pending run ids scored by expiresAt (ms): boot-time reconciliation walks it. */
+  readonly pending: string;
+  /** Sorted set of all run ids scored by creation time: audit export walks it. */
+  readonly runs: string;
+  /** Sorted set of decided run ids whose decision is not yet confirmed enqueued (the outbox). */
+  readonly undelivered: string;
+  /** Submission nonces, for replay refusal: `nonce(agent, nonce)`. */
+  nonce(agent: string, nonce: string): string;
+}
+
+/** Key names under `prefix` (default `cs`). */
+export function createKeys(prefix = 'cs'): Keys {
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(prefix)) throw new Error(`invalid key prefix ${JSON.stringify(prefix)}`);
+  return {
+    prefix,
+    forRun(runId) {
+      const base = `${prefix}:{${runId}}`;
+      return {
+        run: `${base}:run`,
+        version: (n) => `${base}:v:${n}`,
+        approvals: `${base}:approvals`,
+        journal: `${base}:journal`,
+        decision: `${base}:decision`,
+        messages: `${base}:messages`,
+        outcomes: `${base}:outcomes`,
+      };
+    },
+    pending: `${prefix}:index:pending`,
+    runs: `${prefix}:index:runs`,
+    undelivered: `${prefix}:index:undelivered`,
+    nonce: (agent, nonce) => `${prefix}:nonce:${agent}:${nonce}`,
+  };
+}

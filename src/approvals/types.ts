@@ -1,0 +1,181 @@
+import type {
+  Decision,
+  Diagnostic,
+  JsonObject,
+  Phase,
+  PlanDiff,
+  Provenance,
+  Step,
+  ValidatedPlan,
+  ValidatedStep,
+} from '../pipeline/index.ts';
+
+export type RunStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'invalid';
+
+/** One stored version of a run's plan, frozen once written. */
+export interface StoredVersion {
+  readonly version: number;
+  readonly plan: ValidatedPlan;
+  /** stepId → who wrote that step, in which version. */
+  readonly provenance: Readonly<Record<string, Provenance>>;
+  /** `'agent'` for v1, else the editor's Slack user id. */
+  readonly createdBy: string;
+  /** ms since epoch. */
+  readonly createdAt: number;
+  /** The version this one was derived from (edits only). */
+  readonly baseVersion?: number;
+}
+
+/** One person's approval, bound to the digest of the step they approved. */
+export interface ApprovalRecord {
+  readonly stepDigest: string;
+  readonly userId: string;
+  /** The version whose card they clicked. */
+  readonly version: number;
+  readonly at: number;
+}
+
+/** What is still needed for one review step. */
+export interface AwaitedStep {
+  readonly stepId: string;
+  readonly group: string;
+  readonly have: number;
+  readonly need: number;
+  /** Users who have approved this step's current digest. */
+  readonly approvers: readonly string[];
+}
+
+/** A run as the rest of the system reads it (current version only). */
+export interface RunView {
+  readonly runId: string;
+  readonly agent: string;
+  readonly status: RunStatus;
+  readonly version: number;
+  readonly current: StoredVersion;
+  readonly approvals: readonly ApprovalRecord[];
+  /** Review steps still short of approvals (empty once approved). */
+  readonly awaiting: readonly AwaitedStep[];
+  /** Steps whose route is `block`: the run cannot be approved while they are present. */
+  readonly blocked: readonly ValidatedStep[];
+  readonly decidedBy?: string;
+  readonly decidedAt?: number;
+  readonly reason?: string;
+  readonly escalationLevel: number;
+  readonly createdAt: number;
+}
+
+export type OutcomeStatus = 'applying' | 'applied' | 'failed' | 'uncertain';
+
+export interface StepOutcome {
+  readonly stepId: string;
+  readonly status: OutcomeStatus;
+  readonly detail?: string;
+  readonly at: number;
+}
+
+/**
+ * Answers the use cases return; the caller renders them. Each use case returns the subset that can
+ * happen to it (see the signatures in `service.ts`).
+ */
+export type UseCaseResult =
+  | { readonly kind: 'pending'; readonly run: RunView }
+  | { readonly kind: 'awaiting'; readonly run: RunView; readonly approvedSteps: readonly string[] }
+  | { readonly kind: 'approved'; readonly run: RunView; readonly decision: Decision }
+  | { readonly kind: 'rejected'; readonly run: RunView; readonly decision: Decision }
+  | { readonly kind: 'expired'; readonly run: RunView; readonly decision?: Decision }
+  | {
+      readonly kind: 'edited';
+      readonly run: RunView;
+      readonly previous: StoredVersion;
+      readonly diff: PlanDiff<ValidatedStep>;
+    }
+  | { readonly kind: 'escalated'; readonly run: RunView; readonly level: number }
+  | { readonly kind: 'stale'; readonly run: RunView; readonly currentVersion: number }
+  | {
+      readonly kind: 'already_decided';
+      readonly run: RunView;
+      readonly status: RunStatus;
+      readonly by?: string;
+    }
+  | { readonly kind: 'unauthorized'; readonly reason: string; readonly run?: RunView }
+  | {
+      readonly kind: 'invalid';
+      readonly phase: Phase;
+      readonly diagnostics: readonly Diagnostic[];
+      readonly decision?: Decision;
+    }
+  | { readonly kind: 'duplicate'; readonly run: RunView }
+  | { readonly kind: 'run_exists'; readonly runId: string }
+  | { readonly kind: 'not_found'; readonly runId: string }
+  | { readonly kind: 'unchanged'; readonly run: RunView };
+
+/** Journal events (DESIGN.md §7). `at` and the chain fields live on the record, not here. */
+export type JournalEvent =
+  | { readonly type: 'submitted'; readonly raw: string; readonly agent: string; readonly nonce?: string }
+  | { readonly type: 'validated'; readonly version: number; readonly plan: ValidatedPlan }
+  | { readonly type: 'invalid'; readonly phase: Phase; readonly diagnostics: readonly Diagnostic[] }
+  | { readonly type: 'submission_refused'; readonly reason: string }
+  | { readonly type: 'posted'; readonly version: number; readonly channel: string; readonly ts: string }
+  | {
+      readonly type: 'edited';
+      readonly editor: string;
+      readonly baseVersion: number;
+      readonly version: number;
+      readonly before: ValidatedPlan;
+      readonly after: ValidatedPlan;
+      readonly diff: PlanDiff<Step>;
+    }
+  | {
+      readonly type: 'edit_refused';
+      readonly editor: string;
+      readonly baseVersion: number;
+      readonly reason: string;
+    }
+  | {
+      readonly type: 'approval';
+      readonly userId: string;
+      readonly version: number;
+      readonly stepDigests: readonly string[];
+    }
+  | { readonly type: 'approved'; readonly version: number; readonly planDigest: string; readonly by: string }
+  | { readonly type: 'rejected'; readonly version: number; readonly userId: string; readonly reason: string }
+  | {
+      readonly type: 'escalated';
+      readonly version: number;
+      readonly level: number;
+      readonly notified: readonly string[];
+    }
+  | { readonly type: 'expired'; readonly version: number }
+  | {
+      readonly type: 'refused';
+      readonly action: 'approve' | 'reject' | 'edit' | 'expire' | 'escalate';
+      readonly version: number;
+      readonly userId?: string;
+      readonly reason: 'stale' | 'expired' | 'unauthorized' | 'already_decided' | 'recheck_failed';
+      readonly detail: string;
+    }
+  | {
+      readonly type: 'stale_timer';
+      readonly timer: string;
+      readonly version: number;
+      readonly currentVersion: number;
+    }
+  | { readonly type: 'decision_delivered'; readonly status: string }
+  | {
+      readonly type: 'outcome';
+      readonly stepId: string;
+      readonly status: OutcomeStatus;
+      readonly detail?: string;
+    };
+
+/** One journal record as stored: hashed over its canonical form minus `hash`, chained from 64 zeros. */
+export interface JournalRecord {
+  readonly seq: number;
+  readonly prev_hash: string;
+  /** Digest of the run's current plan version when the event happened (null before v1 exists). */
+  readonly plan_digest: string | null;
+  readonly event: JournalEvent & JsonObject;
+  /** ISO 8601 UTC. */
+  readonly at: string;
+  readonly hash: string;
+}

@@ -1,0 +1,144 @@
+import type { Diagnostic, Phase } from './diagnostics.ts';
+import { planDigest, stepDigest } from './digest.ts';
+import type { JsonObject } from './json.ts';
+import { hexEquals, hmacHex } from './signing.ts';
+
+/** The terminal outcome sent to the agent (DESIGN.md §1). */
+export type DecisionStatus = 'approved' | 'rejected' | 'expired' | 'invalid';
+
+/** Who approved a step, bound to the digest they approved. */
+export interface StepApproval {
+  readonly userId: string;
+  /** ISO 8601 UTC. */
+  readonly at: string;
+}
+
+export interface DecisionStep {
+  readonly id: string;
+  readonly tool: string;
+  readonly args: JsonObject;
+  /** The step digest that was approved; the executor recomputes it before the effect. */
+  readonly digest: string;
+  readonly route: 'auto' | 'review' | 'block';
+  readonly approvals: readonly StepApproval[];
+}
+
+/** The plan version a decision is about, exactly as it was approved. */
+export interface DecisionPlan {
+  readonly runId: string;
+  readonly agent: string;
+  readonly expiresAt: string;
+  readonly digest: string;
+  readonly steps: readonly DecisionStep[];
+}
+
+/**
+ * What the agent receives. Every field is JSON (null, never undefined) so the receipt, an HMAC over the
+ * canonical JSON of everything but `receipt`, can be recomputed in any language.
+ */
+export interface Decision {
+  readonly runId: string;
+  readonly agent: string;
+  readonly status: DecisionStatus;
+  /** The plan version decided on; null for `invalid`. */
+  readonly version: number | null;
+  readonly plan: DecisionPlan | null;
+  /** ISO 8601 UTC. */
+  readonly decidedAt: string;
+  /** A Slack user id, `'timer'` for expiry, `'policy'` when every step was auto-approved, null for invalid. */
+  readonly decidedBy: string | null;
+  /** The rejecter's reason, or why the run expired or was refused. */
+  readonly reason: string | null;
+  /** For `invalid`: the phase that rejected the plan and its diagnostics. */
+  readonly phase: Phase | null;
+  readonly diagnostics: readonly Diagnostic[];
+  /** Digest of the policy/config the decision was made under. */
+  readonly configDigest: string;
+  readonly receipt: string;
+}
+
+export type UnsignedDecision = Omit<Decision, 'receipt'>;
+
+/** Signs a decision for its agent. */
+export function signDecision(decision: UnsignedDecision, secret: string): Decision {
+  return { ...decision, receipt: hmacHex(secret, decision as unknown as JsonObject) };
+}
+
+/** Whether the receipt was made with `secret` over exactly these contents. */
+export function verifyReceipt(decision: Decision, secret: string): boolean {
+  const { receipt, ...unsigned } = decision;
+  if (typeof receipt !== 'string') return false;
+  try {
+    return hexEquals(receipt, hmacHex(secret, unsigned as unknown as JsonObject));
+  } catch {
+    return false; // not canonicalizable: not something we signed
+  }
+}
+
+export type StepVerification =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      readonly reason:
+        | 'bad_receipt'
+        | 'not_approved'
+        | 'expired'
+        | 'unknown_step'
+        | 'digest_mismatch'
+        | 'plan_mismatch';
+      readonly message: string;
+    };
+
+/**
+ * The gate in front of an effect: call it immediately before executing `step`. Checks the receipt,
+ * the status, the expiry, that the plan digest matches the plan carried, and that the step's digest
+ * recomputed from the tool and args about to run equals the approved digest.
+ * @example
+ * const check = verifyDecisionStep(decision, step, secret, Date.now());
+ * if (!check.ok) throw new Error(`not executing ${step.id}: ${check.message}`);
+ */
+export function verifyDecisionStep(
+  decision: Decision,
+  step: { readonly id: string; readonly tool: string; readonly args: JsonObject },
+  secret: string,
+  now: number,
+): StepVerification {
+  if (!verifyReceipt(decision, secret)) {
+    return {
+      ok: false,
+      reason: 'bad_receipt',
+      message: 'the decision receipt does not verify with this agent’s secret',
+    };
+  }
+  const { plan } = decision;
+  if (decision.status !== 'approved' || plan === null) {
+    return { ok: false, reason: 'not_approved', message: `the run was ${decision.status}, not approved` };
+  }
+  if (now >= Date.parse(plan.expiresAt)) {
+    return { ok: false, reason: 'expired', message: `the approval expired at ${plan.expiresAt}` };
+  }
+  if (planDigest(plan) !== plan.digest) {
+    return {
+      ok: false,
+      reason: 'plan_mismatch',
+      message: 'the plan in the decision does not match its digest',
+    };
+  }
+  const approved = plan.steps.find((candidate) => candidate.id === step.id);
+  if (approved === undefined) {
+    return {
+      ok: false,
+      reason: 'unknown_step',
+      message: `step ${step.id} is not in the approved plan (version ${decision.version})`,
+    };
+  }
+  const digest = stepDigest(step);
+  if (digest !== approved.digest || stepDigest(approved) !== approved.digest) {
+    return {
+      ok: false,
+      reason: 'digest_mismatch',
+      message: `step ${step.id} is not what was approved (digest ${digest.slice(0, 12)}… ≠ ${approved.digest.slice(0, 12)}…)`,
+    };
+  }
+  return { ok: true };
+}
