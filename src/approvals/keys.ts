@@ -29,13 +29,15 @@ export interface Keys {
   readonly runs: string;
   /** Sorted set of decided run ids whose decision is not yet confirmed enqueued (the outbox). */
   readonly undelivered: string;
+  /** List (newest first, capped): submissions refused before they became runs. */
+  readonly refused: string;
   /** Submission nonces, for replay refusal: `nonce(agent, nonce)`. */
   nonce(agent: string, nonce: string): string;
 }
 
 /** Key names under `prefix` (default `cs`). */
 export function createKeys(prefix = 'cs'): Keys {
-  if (!/^[A-Za-z0-9_-]{1,32}$/.test(prefix)) throw new Error(`invalid key prefix ${JSON.stringify(prefix)}`);
+  if (!/^[A-Za-z0-9_:-]{1,64}$/.test(prefix)) throw new Error(`invalid key prefix ${JSON.stringify(prefix)}`);
   return {
     prefix,
     forRun(runId) {
@@ -53,6 +55,7 @@ export function createKeys(prefix = 'cs'): Keys {
     pending: `${prefix}:index:pending`,
     runs: `${prefix}:index:runs`,
     undelivered: `${prefix}:index:undelivered`,
+    refused: `${prefix}:log:refused`,
     nonce: (agent, nonce) => `${prefix}:nonce:${agent}:${nonce}`,
   };
 }

@@ -1,0 +1,13 @@
+/** The approval state machine on Redis: the only module that writes approval state (DESIGN.md §7). */
+export * from './journal.ts';
+export * from './keys.ts';
+export * from './rules.ts';
+export {
+  ApprovalService,
+  type ApprovalServiceOptions,
+  type EditedStep,
+  envelopeOf,
+  type OutcomeResult,
+} from './service.ts';
+export type { RunFields, RunSnapshot } from './store.ts';
+export * from './types.ts';

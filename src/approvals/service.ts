@@ -1,0 +1,974 @@
+import type { Redis } from 'ioredis';
+import type { CountersignConfig } from '../config/index.ts';
+import {
+  type Decision,
+  type DecisionStatus,
+  type Diagnostic,
+  diffPlans,
+  type JsonObject,
+  type Phase,
+  type Provenance,
+  sha256Hex,
+  type ValidatedPlan,
+  validate,
+} from '../pipeline/index.ts';
+import { buildDecision } from './decision-builder.ts';
+import { createKeys, type Keys, type RunKeys } from './keys.ts';
+import { type Authority, awaitedSteps, blockedSteps, explainNoAuthority, stepsToApprove } from './rules.ts';
+import { approvalEntry, loadRun, loadVersion, RunCommit, type RunFields, type RunSnapshot } from './store.ts';
+import type {
+  ApprovalRecord,
+  JournalEvent,
+  RunView,
+  StepOutcome,
+  StoredVersion,
+  UseCaseResult,
+} from './types.ts';
+
+export interface ApprovalServiceOptions {
+  /** A shared ioredis connection (only non-blocking commands are used). */
+  readonly redis: Redis;
+  readonly config: CountersignConfig;
+  /** Resolved HMAC secret per agent, used to sign decisions. */
+  readonly secrets: (agent: string) => string | undefined;
+  /** Key prefix (default `cs`). */
+  readonly prefix?: string;
+  /** Milliseconds since the epoch; injected so rules are testable without sleeping. */
+  readonly clock?: () => number;
+  /** The decision sink (the `decisions-<agent>` queue). Called after a decision is committed. */
+  readonly deliver?: (decision: Decision) => Promise<void>;
+  /** Where failures that must not reach a user are reported (a failed delivery is retried by the sweep). */
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+/** A step as an edit submits it: existing steps keep their id, new steps may leave it out. */
+export interface EditedStep {
+  readonly id?: string;
+  readonly tool: string;
+  readonly args: JsonObject;
+}
+
+export type OutcomeResult =
+  | { readonly kind: 'recorded'; readonly outcome: StepOutcome }
+  | { readonly kind: 'already_claimed'; readonly outcome: StepOutcome }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'not_approved'; readonly status: string }
+  | { readonly kind: 'unknown_step' };
+
+/** What one attempt at a use case decided: the writes (if any) and the answer. */
+interface Attempt<R> {
+  readonly commit?: RunCommit;
+  readonly result: R;
+  /** The decision this commit seals, to deliver once committed. */
+  readonly decision?: Decision;
+}
+
+const MAX_ATTEMPTS = 25;
+
+/**
+ * The approval state machine (DESIGN.md §7): the only writer of approval state. Every use case reads the
+ * run, decides in plain TypeScript, and commits with compare-and-set on the run's `rev`; a lost race
+ * re-reads and decides again, so concurrent clicks, timers and replicas resolve to exactly one outcome
+ * and every use case is idempotent.
+ */
+export class ApprovalService {
+  readonly keys: Keys;
+  private readonly redis: Redis;
+  private readonly config: CountersignConfig;
+  private readonly secrets: (agent: string) => string | undefined;
+  private readonly clock: () => number;
+  private readonly deliverDecision: ((decision: Decision) => Promise<void>) | undefined;
+  private readonly onError: (error: unknown, context: string) => void;
+
+  constructor(options: ApprovalServiceOptions) {
+    this.redis = options.redis;
+    this.config = options.config;
+    this.secrets = options.secrets;
+    this.keys = createKeys(options.prefix);
+    this.clock = options.clock ?? Date.now;
+    this.deliverDecision = options.deliver;
+    this.onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+  }
+
+  /**
+   * Stores v1 of a run from a verified submission. Invalid plans and plans whose steps are all `auto`
+   * are decided at once. Re-submitting the same run id with the same text is idempotent (`duplicate`);
+   * with different text it is refused (`run_exists`) — never resumed or overwritten.
+   */
+  submitPlan(input: { runId: string; agent: string; raw: string; nonce?: string }): Promise<UseCaseResult> {
+    const submissionDigest = sha256Hex(input.raw);
+    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+      if (snapshot.fields !== undefined) {
+        return snapshot.fields.submissionDigest === submissionDigest
+          ? { result: { kind: 'duplicate', run: this.view(snapshot) } }
+          : { result: { kind: 'run_exists', runId: input.runId } };
+      }
+      const keys = this.keys.forRun(input.runId);
+      const commit = new RunCommit(keys, snapshot);
+      const submitted: JournalEvent = {
+        type: 'submitted',
+        raw: input.raw,
+        agent: input.agent,
+        ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
+      };
+      commit.journal(submitted, now, null);
+      const base = { agent: input.agent, created_at: now, submission_digest: submissionDigest };
+
+      const validated = this.validateSubmission(input, now);
+      if (!validated.ok) {
+        const decision = this.decide({
+          runId: input.runId,
+          agent: input.agent,
+          status: 'invalid',
+          decidedAt: now,
+          decidedBy: null,
+          phase: validated.phase,
+          diagnostics: validated.diagnostics,
+        });
+        commit
+          .run({ ...base, status: 'invalid', version: 0, expires_at: 0, decided_at: now })
+          .journal({ type: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics }, now, null)
+          .set(keys.decision, JSON.stringify(decision))
+          .publish(this.decidedChannel(input.agent), input.runId);
+        return {
+          commit,
+          decision,
+          result: { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics, decision },
+        };
+      }
+
+      const plan = validated.plan;
+      const provenance: Record<string, Provenance> = Object.fromEntries(
+        plan.steps.map((step) => [step.id, { by: 'agent', version: 1 } satisfies Provenance]),
+      );
+      const version: StoredVersion = { version: 1, plan, provenance, createdBy: 'agent', createdAt: now };
+      commit
+        .set(keys.version(1), JSON.stringify(version))
+        .run({ ...base, version: 1, expires_at: Date.parse(plan.expiresAt), plan_digest: plan.digest })
+        .journal({ type: 'validated', version: 1, plan }, now, plan.digest);
+
+      const state = {
+        fields: this.initialFields(input.agent, now, plan, submissionDigest),
+        current: version,
+        approvals: [],
+      };
+      if (plan.steps.every((step) => step.route.kind === 'auto')) {
+        const decision = this.decide({
+          ...this.decisionBase(state),
+          status: 'approved',
+          decidedAt: now,
+          decidedBy: 'policy',
+        });
+        commit
+          .run({ status: 'approved', decided_by: 'policy', decided_at: now })
+          .journal({ type: 'approved', version: 1, planDigest: plan.digest, by: 'policy' }, now, plan.digest)
+          .set(keys.decision, JSON.stringify(decision))
+          .publish(this.decidedChannel(input.agent), input.runId);
+        const decided = {
+          ...state,
+          fields: { ...state.fields, status: 'approved' as const, decidedBy: 'policy', decidedAt: now },
+        };
+        return {
+          commit,
+          decision,
+          result: { kind: 'approved', run: this.viewOf(input.runId, decided), decision },
+        };
+      }
+      commit.run({ status: 'pending' });
+      return { commit, result: { kind: 'pending', run: this.viewOf(input.runId, state) } };
+    });
+  }
+
+  /**
+   * Journals a submission refused before it became a run (bad signature, replay, unknown agent). The
+   * sender is unauthenticated, so nothing is written under the run's keys: refusals go to a capped log.
+   */
+  async refuseSubmission(input: { runId: string; agent: string; reason: string }): Promise<void> {
+    const record = JSON.stringify({ at: new Date(this.clock()).toISOString(), ...input });
+    await this.redis.multi().lpush(this.keys.refused, record).ltrim(this.keys.refused, 0, 9_999).exec();
+  }
+
+  /**
+   * One person approves every step of the current version they may approve. The run is approved when
+   * no review step lacks approvals and nothing is blocked — after the authorize phase is re-run against
+   * today's config and data.
+   */
+  approve(input: { runId: string; version: number; userId: string }): Promise<UseCaseResult> {
+    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+      const gate = this.gate(snapshot, input, 'approve', now);
+      if ('result' in gate) return gate;
+      const { state, commit } = gate;
+      const authority = this.authority(state.fields);
+      const { eligible, fresh } = stepsToApprove(state.current, state.approvals, input.userId, authority);
+      if (eligible.length === 0) {
+        return this.refuse(
+          commit,
+          state,
+          input,
+          'approve',
+          'unauthorized',
+          explainNoAuthority(state.current, input.userId, authority),
+          now,
+        );
+      }
+      const added: ApprovalRecord[] = fresh.map((step) => ({
+        stepDigest: step.digest,
+        userId: input.userId,
+        version: state.current.version,
+        at: now,
+      }));
+      const approvals = [...state.approvals, ...added];
+      const keys = this.keys.forRun(input.runId);
+      for (const approval of added) commit.hset(keys.approvals, approvalEntry(approval));
+      if (added.length > 0) {
+        commit.journal(
+          {
+            type: 'approval',
+            userId: input.userId,
+            version: state.current.version,
+            stepDigests: added.map((a) => a.stepDigest),
+          },
+          now,
+          state.current.plan.digest,
+        );
+      }
+      const next = { ...state, approvals };
+      const approvedSteps = fresh.map((step) => step.id);
+      if (
+        awaitedSteps(state.current, approvals, authority).length > 0 ||
+        blockedSteps(state.current).length > 0
+      ) {
+        return added.length > 0
+          ? { commit, result: { kind: 'awaiting', run: this.viewOf(input.runId, next), approvedSteps } }
+          : { result: { kind: 'awaiting', run: this.viewOf(input.runId, next), approvedSteps } };
+      }
+
+      // Re-check at the boundary: policy and the tools' checks as they are now, not as they were.
+      const recheck = validate(envelopeOf(state.current.plan), { config: this.config.pipeline, now });
+      if (!recheck.ok) {
+        commit.journal(
+          {
+            type: 'refused',
+            action: 'approve',
+            version: state.current.version,
+            userId: input.userId,
+            reason: 'recheck_failed',
+            detail: recheck.diagnostics.map((d) => d.message).join('; '),
+          },
+          now,
+          state.current.plan.digest,
+        );
+        return {
+          commit,
+          result: { kind: 'invalid', phase: recheck.phase, diagnostics: recheck.diagnostics },
+        };
+      }
+      const rechecked: StoredVersion = { ...state.current, plan: recheck.plan };
+      if (awaitedSteps(rechecked, approvals, authority).length > 0 || blockedSteps(rechecked).length > 0) {
+        // The policy tightened since the card was posted: more approvals are needed now.
+        const current = { ...next, current: rechecked };
+        return {
+          commit,
+          result: { kind: 'awaiting', run: this.viewOf(input.runId, current), approvedSteps },
+        };
+      }
+
+      const decision = this.decide({
+        ...this.decisionBase(next),
+        status: 'approved',
+        decidedAt: now,
+        decidedBy: input.userId,
+      });
+      this.sealDecision(commit, keys, state.fields.agent, input.runId, decision, now, input.userId);
+      commit.journal(
+        {
+          type: 'approved',
+          version: state.current.version,
+          planDigest: state.current.plan.digest,
+          by: input.userId,
+        },
+        now,
+        state.current.plan.digest,
+      );
+      const decided = this.decidedState(next, 'approved', input.userId, now);
+      return {
+        commit,
+        decision,
+        result: { kind: 'approved', run: this.viewOf(input.runId, decided), decision },
+      };
+    });
+  }
+
+  /** Rejects the run; anyone who may approve any of its steps may reject it. */
+  reject(input: { runId: string; version: number; userId: string; reason: string }): Promise<UseCaseResult> {
+    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+      const gate = this.gate(snapshot, input, 'reject', now);
+      if ('result' in gate) return gate;
+      const { state, commit } = gate;
+      const authority = this.authority(state.fields);
+      if (stepsToApprove(state.current, state.approvals, input.userId, authority).eligible.length === 0) {
+        return this.refuse(
+          commit,
+          state,
+          input,
+          'reject',
+          'unauthorized',
+          explainNoAuthority(state.current, input.userId, authority),
+          now,
+        );
+      }
+      const reason = input.reason.trim().slice(0, 2000) || 'no reason given';
+      const decision = this.decide({
+        ...this.decisionBase(state),
+        status: 'rejected',
+        decidedAt: now,
+        decidedBy: input.userId,
+        reason,
+      });
+      const keys = this.keys.forRun(input.runId);
+      this.sealDecision(commit, keys, state.fields.agent, input.runId, decision, now, input.userId, reason);
+      commit.journal(
+        { type: 'rejected', version: state.current.version, userId: input.userId, reason },
+        now,
+        state.current.plan.digest,
+      );
+      const decided = this.decidedState(state, 'rejected', input.userId, now, reason);
+      return {
+        commit,
+        decision,
+        result: { kind: 'rejected', run: this.viewOf(input.runId, decided), decision },
+      };
+    });
+  }
+
+  /**
+   * An edit is a new, untrusted plan: the base version must still be current, and the candidate goes
+   * through the whole pipeline plus may_author. On success it becomes version n+1; approvals stay
+   * bound to step digests, so touched steps need approving again and untouched ones keep theirs.
+   */
+  applyEdit(input: {
+    runId: string;
+    baseVersion: number;
+    editorId: string;
+    steps: readonly EditedStep[];
+  }): Promise<UseCaseResult> {
+    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+      const gate = this.gate(
+        snapshot,
+        { ...input, version: input.baseVersion, userId: input.editorId },
+        'edit',
+        now,
+      );
+      if ('result' in gate) return gate;
+      const { state, commit } = gate;
+      const authority = this.authority(state.fields);
+      const inAnyGroup =
+        Object.values(this.config.groups).some((members) => members.includes(input.editorId)) ||
+        authority.escalatedTo.includes(input.editorId);
+      if (!inAnyGroup) {
+        return this.refuse(
+          commit,
+          state,
+          { ...input, version: input.baseVersion, userId: input.editorId },
+          'edit',
+          'unauthorized',
+          'you are in no group that may edit plans',
+          now,
+        );
+      }
+      const base = state.current.plan;
+      const candidate = { ...envelopeOf(base), steps: withFreshIds(base, input.steps) };
+      const validated = validate(candidate, {
+        config: this.config.pipeline,
+        now,
+        edit: { editorId: input.editorId, base },
+      });
+      if (!validated.ok) {
+        return { result: { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics } };
+      }
+      const plan = validated.plan;
+      const diff = diffPlans(base, plan);
+      if (diff.isEmpty && base.digest === plan.digest)
+        return { result: { kind: 'unchanged', run: this.view(snapshot) } };
+
+      const versionNumber = state.current.version + 1;
+      const touched = new Set(diff.touchedStepIds);
+      const provenance: Record<string, Provenance> = Object.fromEntries(
+        plan.steps.map((step) => [
+          step.id,
+          touched.has(step.id)
+            ? ({ by: 'user', userId: input.editorId, version: versionNumber } satisfies Provenance)
+            : (state.current.provenance[step.id] ?? ({ by: 'agent', version: 1 } satisfies Provenance)),
+        ]),
+      );
+      const version: StoredVersion = {
+        version: versionNumber,
+        plan,
+        provenance,
+        createdBy: input.editorId,
+        createdAt: now,
+        baseVersion: state.current.version,
+      };
+      const keys = this.keys.forRun(input.runId);
+      commit
+        .set(keys.version(versionNumber), JSON.stringify(version))
+        .run({ version: versionNumber, plan_digest: plan.digest })
+        .journal(
+          {
+            type: 'edited',
+            editor: input.editorId,
+            baseVersion: state.current.version,
+            version: versionNumber,
+            before: base,
+            after: plan,
+            diff,
+          },
+          now,
+          plan.digest,
+        );
+      const next = { ...state, current: version, fields: { ...state.fields, version: versionNumber } };
+      return {
+        commit,
+        result: { kind: 'edited', run: this.viewOf(input.runId, next), previous: state.current, diff },
+      };
+    });
+  }
+
+  /** The expiry timer for `version`. Does nothing but journal a refusal when that version is stale or decided. */
+  expire(input: { runId: string; version: number }): Promise<UseCaseResult> {
+    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+      const stale = this.staleTimer(snapshot, input, `expire-v${input.version}`, now);
+      if (stale !== undefined) return stale;
+      const state = this.stateOf(snapshot);
+      if (now < state.fields.expiresAt) return { result: { kind: 'pending', run: this.view(snapshot) } };
+      return this.expireNow(snapshot, now);
+    });
+  }
+
+  /** An escalation level fired for `version`: remember who was notified (they may now act on the run). */
+  escalate(input: {
+    runId: string;
+    version: number;
+    level: number;
+    notified: readonly string[];
+  }): Promise<UseCaseResult> {
+    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+      const stale = this.staleTimer(snapshot, input, `escalate-v${input.version}-l${input.level}`, now);
+      if (stale !== undefined) return stale;
+      const state = this.stateOf(snapshot);
+      if (now >= state.fields.expiresAt) return this.expireNow(snapshot, now);
+      const escalatedTo = [...new Set([...state.fields.escalatedTo, ...input.notified])];
+      const commit = new RunCommit(this.keys.forRun(input.runId), snapshot)
+        .run({
+          escalation_level: Math.max(input.level, state.fields.escalationLevel),
+          escalated_to: escalatedTo,
+        })
+        .journal(
+          { type: 'escalated', version: input.version, level: input.level, notified: [...input.notified] },
+          now,
+          state.current.plan.digest,
+        );
+      const next = { ...state, fields: { ...state.fields, escalationLevel: input.level, escalatedTo } };
+      return {
+        commit,
+        result: { kind: 'escalated', run: this.viewOf(input.runId, next), level: input.level },
+      };
+    });
+  }
+
+  /** Records where a version's card was posted (the Slack gateway posts each version at most once). */
+  async recordPosted(input: { runId: string; version: number; channel: string; ts: string }): Promise<void> {
+    await this.transact(input.runId, (snapshot, now) => {
+      if (snapshot.fields === undefined) return { result: undefined };
+      const keys = this.keys.forRun(input.runId);
+      const commit = new RunCommit(keys, snapshot)
+        .hset(keys.messages, {
+          [`card:v${input.version}`]: JSON.stringify({ channel: input.channel, ts: input.ts }),
+        })
+        .journal({ type: 'posted', ...input }, now, snapshot.fields.planDigest);
+      return { commit, result: undefined };
+    });
+  }
+
+  /**
+   * The agent reports a step's outcome. `applying` claims the step: a second claim is refused, so a
+   * step is never dispatched twice (a redelivered decision finds it claimed).
+   */
+  recordOutcome(input: {
+    runId: string;
+    stepId: string;
+    status: 'applying' | 'applied' | 'failed';
+    detail?: string;
+  }): Promise<OutcomeResult> {
+    return this.transact<OutcomeResult>(input.runId, async (snapshot, now) => {
+      if (snapshot.fields === undefined || snapshot.current === undefined)
+        return { result: { kind: 'not_found' } };
+      if (snapshot.fields.status !== 'approved')
+        return { result: { kind: 'not_approved', status: snapshot.fields.status } };
+      if (!snapshot.current.plan.steps.some((step) => step.id === input.stepId))
+        return { result: { kind: 'unknown_step' } };
+      const keys = this.keys.forRun(input.runId);
+      const existingText = await this.redis.hget(keys.outcomes, input.stepId);
+      const existing =
+        existingText === null ? undefined : this.deriveOutcome(JSON.parse(existingText) as StepOutcome, now);
+      const claimConflict =
+        existing !== undefined && (input.status === 'applying' || existing.status !== 'applying');
+      if (existing !== undefined && claimConflict)
+        return { result: { kind: 'already_claimed', outcome: existing } };
+      const outcome: StepOutcome = {
+        stepId: input.stepId,
+        status: input.status,
+        at: now,
+        ...(input.detail === undefined ? {} : { detail: input.detail.slice(0, 2000) }),
+      };
+      const commit = new RunCommit(keys, snapshot)
+        .hset(keys.outcomes, { [input.stepId]: JSON.stringify(outcome) })
+        .journal(
+          {
+            type: 'outcome',
+            stepId: input.stepId,
+            status: input.status,
+            ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
+          },
+          now,
+          snapshot.fields.planDigest,
+        );
+      return { commit, result: { kind: 'recorded', outcome } };
+    });
+  }
+
+  /** The run as people see it now, or undefined for an unknown run id. */
+  async getRun(runId: string): Promise<RunView | undefined> {
+    const snapshot = await loadRun(this.redis, this.keys.forRun(runId));
+    return snapshot.fields === undefined || snapshot.current === undefined ? undefined : this.view(snapshot);
+  }
+
+  /** A stored version of a run (for rendering superseded cards and diffs). */
+  getVersion(runId: string, version: number): Promise<StoredVersion | undefined> {
+    return loadVersion(this.redis, this.keys.forRun(runId), version);
+  }
+
+  /** The signed decision, once there is one. */
+  async getDecision(runId: string): Promise<Decision | undefined> {
+    const text = await this.redis.get(this.keys.forRun(runId).decision);
+    return text === null ? undefined : (JSON.parse(text) as Decision);
+  }
+
+  /** Outcomes reported per step; `applying` older than `defaults.uncertainAfter` reads as `uncertain`. */
+  async getOutcomes(runId: string): Promise<StepOutcome[]> {
+    const hash = await this.redis.hgetall(this.keys.forRun(runId).outcomes);
+    const now = this.clock();
+    return Object.values(hash).map((text) => this.deriveOutcome(JSON.parse(text) as StepOutcome, now));
+  }
+
+  /** Pending runs with their expiry (ms), oldest expiry first: what boot-time reconciliation walks. */
+  async pendingRuns(): Promise<{ runId: string; expiresAt: number }[]> {
+    const entries = await this.redis.zrange(this.keys.pending, '0', '-1', 'WITHSCORES');
+    const runs: { runId: string; expiresAt: number }[] = [];
+    for (let i = 0; i + 1 < entries.length; i += 2)
+      runs.push({ runId: entries[i] ?? '', expiresAt: Number(entries[i + 1]) });
+    return runs;
+  }
+
+  /**
+   * The outbox sweep: delivers decisions that were committed but not confirmed delivered (a process
+   * that died between the two). Delivery is idempotent (deterministic job ids). Returns how many.
+   */
+  async redeliverUndelivered(): Promise<number> {
+    const runIds = await this.redis.zrange(this.keys.undelivered, '0', '-1');
+    let delivered = 0;
+    for (const runId of runIds) {
+      const decision = await this.getDecision(runId);
+      if (decision === undefined) {
+        const run = await this.redis.hget(this.keys.forRun(runId).run, 'status');
+        if (run !== null && run !== 'pending') continue; // committing right now; next sweep
+        await this.redis.zrem(this.keys.undelivered, runId);
+        continue;
+      }
+      if (await this.deliver(decision)) delivered++;
+    }
+    return delivered;
+  }
+
+  // ── internals ──────────────────────────────────────────────────────────────────────────────────
+
+  /** Read → decide → compare-and-set, retried on a lost race. Index writes and delivery follow a commit. */
+  private async transact<R>(
+    runId: string,
+    decide: (snapshot: RunSnapshot, now: number) => Attempt<R> | Promise<Attempt<R>>,
+  ): Promise<R> {
+    const keys = this.keys.forRun(runId);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const snapshot = await loadRun(this.redis, keys);
+      const now = this.clock();
+      const outcome = await decide(snapshot, now);
+      if (outcome.commit === undefined) return outcome.result;
+      // Into the outbox before the commit, so a crash right after it still gets the decision delivered.
+      if (outcome.decision !== undefined) await this.redis.zadd(this.keys.undelivered, now, runId);
+      if (await outcome.commit.exec(this.redis)) {
+        await this.afterCommit(runId, snapshot, outcome, now);
+        return outcome.result;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
+    }
+    throw new Error(`run ${runId}: gave up after ${MAX_ATTEMPTS} conflicting attempts`);
+  }
+
+  private async afterCommit<R>(
+    runId: string,
+    snapshot: RunSnapshot,
+    outcome: Attempt<R>,
+    now: number,
+  ): Promise<void> {
+    const result = outcome.result as UseCaseResult | undefined;
+    if (snapshot.fields === undefined && result !== undefined && 'kind' in result) {
+      await this.redis.zadd(this.keys.runs, now, runId);
+    }
+    if (result?.kind === 'pending' && snapshot.fields === undefined) {
+      await this.redis.zadd(this.keys.pending, Date.parse(result.run.current.plan.expiresAt), runId);
+    }
+    if (outcome.decision !== undefined) {
+      await this.redis.zrem(this.keys.pending, runId);
+      await this.deliver(outcome.decision);
+    }
+  }
+
+  /** Delivers one decision and takes it out of the outbox; failures stay for the sweep. */
+  private async deliver(decision: Decision): Promise<boolean> {
+    if (this.deliverDecision === undefined) {
+      await this.redis.zrem(this.keys.undelivered, decision.runId);
+      return false;
+    }
+    try {
+      await this.deliverDecision(decision);
+      await this.redis.zrem(this.keys.undelivered, decision.runId);
+      return true;
+    } catch (error) {
+      this.onError(error, `delivering the decision for run ${decision.runId} (the outbox sweep retries it)`);
+      return false;
+    }
+  }
+
+  /** Common checks of a click or edit: the run exists, is pending, the version is current, not expired. */
+  private gate(
+    snapshot: RunSnapshot,
+    input: { runId: string; version: number; userId: string },
+    action: 'approve' | 'reject' | 'edit',
+    now: number,
+  ): { state: RunState; commit: RunCommit } | Attempt<UseCaseResult> {
+    if (snapshot.fields === undefined || snapshot.current === undefined) {
+      return { result: { kind: 'not_found', runId: input.runId } };
+    }
+    const state = this.stateOf(snapshot);
+    const commit = new RunCommit(this.keys.forRun(input.runId), snapshot);
+    if (state.fields.status !== 'pending') {
+      const by = state.fields.decidedBy;
+      return {
+        result: {
+          kind: 'already_decided',
+          run: this.view(snapshot),
+          status: state.fields.status,
+          ...(by === undefined ? {} : { by }),
+        },
+      };
+    }
+    // Expiry is enforced here, at the click: a late or lost timer never lets an expired plan through.
+    if (now >= state.fields.expiresAt) return this.expireNow(snapshot, now);
+    if (input.version !== state.current.version) {
+      return this.refuse(
+        commit,
+        state,
+        input,
+        action,
+        'stale',
+        `version ${input.version} is no longer current; version ${state.current.version} is`,
+        now,
+        { kind: 'stale', run: this.view(snapshot), currentVersion: state.current.version },
+      );
+    }
+    return { state, commit };
+  }
+
+  /** Journals a refused action and answers it. */
+  private refuse(
+    commit: RunCommit,
+    state: RunState,
+    input: { version: number; userId: string },
+    action: 'approve' | 'reject' | 'edit',
+    reason: 'stale' | 'unauthorized',
+    detail: string,
+    now: number,
+    result?: UseCaseResult,
+  ): Attempt<UseCaseResult> {
+    commit.journal(
+      { type: 'refused', action, version: input.version, userId: input.userId, reason, detail },
+      now,
+      state.current.plan.digest,
+    );
+    return {
+      commit,
+      result: result ?? { kind: 'unauthorized', reason: detail, run: this.viewOf(state.runId, state) },
+    };
+  }
+
+  /** A timer aimed at a decided or superseded version: journal it and do nothing else. */
+  private staleTimer(
+    snapshot: RunSnapshot,
+    input: { runId: string; version: number },
+    timer: string,
+    now: number,
+  ): Attempt<UseCaseResult> | undefined {
+    if (snapshot.fields === undefined || snapshot.current === undefined) {
+      return { result: { kind: 'not_found', runId: input.runId } };
+    }
+    const fields = snapshot.fields;
+    if (fields.status === 'pending' && fields.version === input.version) return undefined;
+    const commit = new RunCommit(this.keys.forRun(input.runId), snapshot).journal(
+      { type: 'stale_timer', timer, version: input.version, currentVersion: fields.version },
+      now,
+      fields.planDigest,
+    );
+    const run = this.view(snapshot);
+    const result: UseCaseResult =
+      fields.status === 'pending'
+        ? { kind: 'stale', run, currentVersion: fields.version }
+        : {
+            kind: 'already_decided',
+            run,
+            status: fields.status,
+            ...(fields.decidedBy === undefined ? {} : { by: fields.decidedBy }),
+          };
+    return { commit, result };
+  }
+
+  /** Moves a pending run past its expiry to `expired` and seals the decision. */
+  private expireNow(snapshot: RunSnapshot, now: number): Attempt<UseCaseResult> {
+    const state = this.stateOf(snapshot);
+    const keys = this.keys.forRun(state.runId);
+    const reason = `expired at ${state.current.plan.expiresAt} — nothing was executed`;
+    const decision = this.decide({
+      ...this.decisionBase(state),
+      status: 'expired',
+      decidedAt: now,
+      decidedBy: 'timer',
+      reason,
+    });
+    const commit = new RunCommit(keys, snapshot);
+    this.sealDecision(commit, keys, state.fields.agent, state.runId, decision, now, 'timer', reason);
+    commit.journal({ type: 'expired', version: state.current.version }, now, state.current.plan.digest);
+    const decided = this.decidedState(state, 'expired', 'timer', now, reason);
+    return {
+      commit,
+      decision,
+      result: { kind: 'expired', run: this.viewOf(state.runId, decided), decision },
+    };
+  }
+
+  private sealDecision(
+    commit: RunCommit,
+    keys: RunKeys,
+    agent: string,
+    runId: string,
+    decision: Decision,
+    now: number,
+    by: string,
+    reason?: string,
+  ): void {
+    commit
+      .run({
+        status: decision.status as RunFields['status'],
+        decided_by: by,
+        decided_at: now,
+        ...(reason === undefined ? {} : { reason }),
+      })
+      .set(keys.decision, JSON.stringify(decision))
+      .publish(this.decidedChannel(agent), runId);
+  }
+
+  private decide(input: Omit<Parameters<typeof buildDecision>[0], 'configDigest'>): Decision {
+    const secret = this.secrets(input.agent);
+    if (secret === undefined)
+      throw new Error(`no secret configured for agent ${input.agent}: cannot sign its decision`);
+    return buildDecision({ ...input, configDigest: this.config.digest }, secret);
+  }
+
+  private decisionBase(state: {
+    runId?: string;
+    fields: RunFields;
+    current: StoredVersion;
+    approvals: readonly ApprovalRecord[];
+  }) {
+    return {
+      runId: state.current.plan.runId,
+      agent: state.fields.agent,
+      version: state.current,
+      approvals: state.approvals,
+      authority: this.authority(state.fields),
+    };
+  }
+
+  private decidedState(
+    state: RunState,
+    status: DecisionStatus,
+    by: string,
+    now: number,
+    reason?: string,
+  ): RunState {
+    return {
+      ...state,
+      fields: {
+        ...state.fields,
+        status,
+        decidedBy: by,
+        decidedAt: now,
+        ...(reason === undefined ? {} : { reason }),
+      },
+    };
+  }
+
+  private validateSubmission(
+    input: { runId: string; agent: string; raw: string },
+    now: number,
+  ): { ok: true; plan: ValidatedPlan } | { ok: false; phase: Phase; diagnostics: readonly Diagnostic[] } {
+    const result = validate(input.raw, { config: this.config.pipeline, now });
+    if (!result.ok) return result;
+    // The signature covers runId and agent beside the text; the text must say the same.
+    for (const [field, signed] of [
+      ['runId', input.runId],
+      ['agent', input.agent],
+    ] as const) {
+      if (result.plan[field] !== signed) {
+        return {
+          ok: false,
+          phase: 'parse',
+          diagnostics: [
+            {
+              phase: 'parse',
+              code: 'invalid_field',
+              path: [field],
+              message: `${field} in the plan (${result.plan[field]}) does not match the signed submission (${signed})`,
+            },
+          ],
+        };
+      }
+    }
+    return result;
+  }
+
+  private deriveOutcome(outcome: StepOutcome, now: number): StepOutcome {
+    return outcome.status === 'applying' && now - outcome.at > this.config.defaults.uncertainAfterMs
+      ? { ...outcome, status: 'uncertain' }
+      : outcome;
+  }
+
+  private decidedChannel(agent: string): string {
+    return `${this.keys.prefix}:decided:${agent}`;
+  }
+
+  private authority(fields: RunFields): Authority {
+    return { groups: this.config.groups, escalatedTo: fields.escalatedTo };
+  }
+
+  private initialFields(
+    agent: string,
+    now: number,
+    plan: ValidatedPlan,
+    submissionDigest: string,
+  ): RunFields {
+    return {
+      agent,
+      status: 'pending',
+      version: 1,
+      createdAt: now,
+      expiresAt: Date.parse(plan.expiresAt),
+      escalationLevel: 0,
+      escalatedTo: [],
+      journalSeq: 0,
+      journalHead: '',
+      planDigest: plan.digest,
+      submissionDigest,
+    };
+  }
+
+  private stateOf(snapshot: RunSnapshot): RunState {
+    if (snapshot.fields === undefined || snapshot.current === undefined)
+      throw new Error('stateOf: run does not exist');
+    return {
+      runId: snapshot.current.plan.runId,
+      fields: snapshot.fields,
+      current: snapshot.current,
+      approvals: snapshot.approvals,
+    };
+  }
+
+  private view(snapshot: RunSnapshot): RunView {
+    const state = this.stateOf(snapshot);
+    return this.viewOf(state.runId, state);
+  }
+
+  private viewOf(
+    runId: string,
+    state: { fields: RunFields; current: StoredVersion; approvals: readonly ApprovalRecord[] },
+  ): RunView {
+    const { fields } = state;
+    return {
+      runId,
+      agent: fields.agent,
+      status: fields.status,
+      version: state.current.version,
+      current: state.current,
+      approvals: state.approvals,
+      awaiting:
+        fields.status === 'pending'
+          ? awaitedSteps(state.current, state.approvals, this.authority(fields))
+          : [],
+      blocked: blockedSteps(state.current),
+      ...(fields.decidedBy === undefined ? {} : { decidedBy: fields.decidedBy }),
+      ...(fields.decidedAt === undefined ? {} : { decidedAt: fields.decidedAt }),
+      ...(fields.reason === undefined ? {} : { reason: fields.reason }),
+      escalationLevel: fields.escalationLevel,
+      createdAt: fields.createdAt,
+    };
+  }
+}
+
+interface RunState {
+  readonly runId: string;
+  readonly fields: RunFields;
+  readonly current: StoredVersion;
+  readonly approvals: readonly ApprovalRecord[];
+}
+
+/** The plan envelope of a validated plan: what `validate` accepts back (no digests, routes or notes). */
+export function envelopeOf(plan: ValidatedPlan) {
+  return {
+    runId: plan.runId,
+    agent: plan.agent,
+    ...(plan.summary === undefined ? {} : { summary: plan.summary }),
+    ...(plan.context === undefined ? {} : { context: plan.context }),
+    expiresAt: plan.expiresAt,
+    steps: plan.steps.map((step) => ({ id: step.id, tool: step.tool, args: step.args })),
+  };
+}
+
+/**
+ * Gives new steps ids never used in the base plan, so an added step can't be mistaken for a changed
+ * one just because it took a removed step's id.
+ */
+function withFreshIds(
+  base: ValidatedPlan,
+  steps: readonly EditedStep[],
+): { id: string; tool: string; args: JsonObject }[] {
+  const used = new Set([
+    ...base.steps.map((step) => step.id),
+    ...steps.flatMap((step) => (step.id ? [step.id] : [])),
+  ]);
+  let next = Math.max(0, ...[...used].map((id) => Number(/^s(\d+)$/.exec(id)?.[1] ?? 0))) + 1;
+  return steps.map((step) => {
+    if (step.id !== undefined) return { id: step.id, tool: step.tool, args: step.args };
+    while (used.has(`s${next}`)) next++;
+    const id = `s${next}`;
+    used.add(id);
+    return { id, tool: step.tool, args: step.args };
+  });
+}

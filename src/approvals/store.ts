@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+import { journalRecord, serializeRecord } from './journal.ts';
+import type { RunKeys } from './keys.ts';
+import type { ApprovalRecord, JournalEvent, RunStatus, StoredVersion } from './types.ts';
+
+const COMMIT_LUA = readFileSync(new URL('./lua/commit.lua', import.meta.url), 'utf8');
+
+/** The run hash, parsed. Field names in Redis are snake_case. */
+export interface RunFields {
+  readonly agent: string;
+  readonly status: RunStatus;
+  readonly version: number;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly decidedBy?: string;
+  readonly decidedAt?: number;
+  readonly reason?: string;
+  readonly escalationLevel: number;
+  readonly escalatedTo: readonly string[];
+  readonly journalSeq: number;
+  readonly journalHead: string;
+  readonly planDigest: string | null;
+  readonly submissionDigest: string;
+}
+
+/** A consistent read of one run: versions are immutable, so the run hash's `rev` pins everything. */
+export interface RunSnapshot {
+  /** `'0'` when the run does not exist. */
+  readonly rev: string;
+  readonly fields?: RunFields;
+  readonly current?: StoredVersion;
+  readonly approvals: readonly ApprovalRecord[];
+}
+
+type CommitRedis = Redis & {
+  csCommit(keyCount: number, ...args: string[]): Promise<[number, string]>;
+};
+
+/** Registers the commit script on a connection (idempotent). */
+function withCommit(redis: Redis): CommitRedis {
+  const candidate = redis as CommitRedis;
+  if (typeof candidate.csCommit !== 'function') redis.defineCommand('csCommit', { lua: COMMIT_LUA });
+  return candidate;
+}
+
+/** Reads the run hash, its approvals and its current version. */
+export async function loadRun(redis: Redis, keys: RunKeys): Promise<RunSnapshot> {
+  const results = await redis.multi().hgetall(keys.run).hgetall(keys.approvals).exec();
+  const hash = (results?.[0]?.[1] ?? {}) as Record<string, string>;
+  const approvalHash = (results?.[1]?.[1] ?? {}) as Record<string, string>;
+  if (hash.rev === undefined) return { rev: '0', approvals: [] };
+  const fields = parseFields(hash);
+  const versionText = await redis.get(keys.version(fields.version));
+  if (versionText === null)
+    throw new Error(`run hash ${keys.run} names version ${fields.version}, which is missing`);
+  return {
+    rev: hash.rev,
+    fields,
+    current: JSON.parse(versionText) as StoredVersion,
+    approvals: Object.values(approvalHash).map((text) => JSON.parse(text) as ApprovalRecord),
+  };
+}
+
+/** Reads one stored version (versions are immutable once written). */
+export async function loadVersion(
+  redis: Redis,
+  keys: RunKeys,
+  version: number,
+): Promise<StoredVersion | undefined> {
+  const text = await redis.get(keys.version(version));
+  return text === null ? undefined : (JSON.parse(text) as StoredVersion);
+}
+
+function parseFields(hash: Record<string, string>): RunFields {
+  const optional = <T>(value: string | undefined, parse: (text: string) => T) =>
+    value === undefined || value === '' ? undefined : parse(value);
+  const decidedBy = optional(hash.decided_by, String);
+  const decidedAt = optional(hash.decided_at, Number);
+  const reason = optional(hash.reason, String);
+  return {
+    agent: hash.agent ?? '',
+    status: (hash.status ?? 'pending') as RunStatus,
+    version: Number(hash.version ?? 0),
+    createdAt: Number(hash.created_at ?? 0),
+    expiresAt: Number(hash.expires_at ?? 0),
+    ...(decidedBy === undefined ? {} : { decidedBy }),
+    ...(decidedAt === undefined ? {} : { decidedAt }),
+    ...(reason === undefined ? {} : { reason }),
+    escalationLevel: Number(hash.escalation_level ?? 0),
+    escalatedTo: JSON.parse(hash.escalated_to ?? '[]') as string[],
+    journalSeq: Number(hash.journal_seq ?? 0),
+    journalHead: hash.journal_head ?? '',
+    planDigest: optional(hash.plan_digest, String) ?? null,
+    submissionDigest: hash.submission_digest ?? '',
+  };
+}
+
+/** The run-hash fields a transition may set, in their Redis spelling. */
+export interface RunFieldUpdate {
+  agent?: string;
+  status?: RunStatus;
+  version?: number;
+  created_at?: number;
+  expires_at?: number;
+  decided_by?: string;
+  decided_at?: number;
+  reason?: string;
+  escalation_level?: number;
+  escalated_to?: readonly string[];
+  plan_digest?: string;
+  submission_digest?: string;
+}
+
+/**
+ * Collects the writes of one transition and commits them atomically with compare-and-set on the run's
+ * `rev`. Journal records are chained here, from the head the snapshot was read with.
+ */
+export class RunCommit {
+  private readonly ops: (string | number)[][] = [];
+  private readonly keyIndex = new Map<string, number>();
+  private readonly runUpdate: Record<string, string> = {};
+  private journalSeq: number;
+  private journalHead: string;
+  private publication: [string, string] | undefined;
+
+  constructor(
+    keys: RunKeys,
+    private readonly snapshot: RunSnapshot,
+  ) {
+    this.keyIndex.set(keys.run, 1);
+    this.keyIndex.set(keys.journal, 2);
+    this.journalSeq = snapshot.fields?.journalSeq ?? 0;
+    this.journalHead = snapshot.fields?.journalHead ?? '';
+  }
+
+  private index(key: string): number {
+    let index = this.keyIndex.get(key);
+    if (index === undefined) {
+      index = this.keyIndex.size + 1;
+      this.keyIndex.set(key, index);
+    }
+    return index;
+  }
+
+  /** Sets run-hash fields. */
+  run(update: RunFieldUpdate): this {
+    for (const [field, value] of Object.entries(update)) {
+      if (value === undefined) continue;
+      this.runUpdate[field] = typeof value === 'string' ? value : JSON.stringify(value);
+    }
+    return this;
+  }
+
+  hset(key: string, fields: Readonly<Record<string, string>>): this {
+    const flat = Object.entries(fields).flat();
+    if (flat.length > 0) this.ops.push(['hset', this.index(key), ...flat]);
+    return this;
+  }
+
+  set(key: string, value: string): this {
+    this.ops.push(['set', this.index(key), value]);
+    return this;
+  }
+
+  /** Appends a journal record chained to the previous one. */
+  journal(event: JournalEvent, at: number, planDigest: string | null): this {
+    const previous = this.journalSeq === 0 ? null : { seq: this.journalSeq, hash: this.journalHead };
+    const record = journalRecord(previous, event, at, planDigest);
+    this.journalSeq = record.seq;
+    this.journalHead = record.hash;
+    this.ops.push(['rpush', 2, serializeRecord(record)]);
+    return this;
+  }
+
+  publish(channel: string, message: string): this {
+    this.publication = [channel, message];
+    return this;
+  }
+
+  /** Commits; false when the run changed since the snapshot (the caller re-reads and decides again). */
+  async exec(redis: Redis): Promise<boolean> {
+    const runFields = {
+      ...this.runUpdate,
+      journal_seq: String(this.journalSeq),
+      journal_head: this.journalHead,
+    };
+    const ops = [['hset', 1, ...Object.entries(runFields).flat()], ...this.ops];
+    const keys = [...this.keyIndex.entries()].sort((a, b) => a[1] - b[1]).map(([key]) => key);
+    const [committed] = await withCommit(redis).csCommit(
+      keys.length,
+      ...keys,
+      this.snapshot.rev,
+      JSON.stringify(ops),
+      this.publication?.[0] ?? '',
+      this.publication?.[1] ?? '',
+    );
+    return committed === 1;
+  }
+}
+
+/** Serializes an approval for the approvals hash; the field is `<stepDigest>|<userId>`. */
+export function approvalEntry(approval: ApprovalRecord): Record<string, string> {
+  return { [`${approval.stepDigest}|${approval.userId}`]: JSON.stringify(approval) };
+}
