@@ -16,12 +16,18 @@ export function minorDigits(currency: string): number {
   return digits;
 }
 
-/** The currency's symbol as en-US writes it ("$", "€", "NOK"). */
+const symbolCache = new Map<string, string>();
+
+/** The currency's symbol as en-US writes it ("$", "€", "NOK"); Intl formatters are costly, so cached. */
 function currencySymbol(currency: string): string {
-  const part = new Intl.NumberFormat('en-US', { style: 'currency', currency })
-    .formatToParts(0)
-    .find((p) => p.type === 'currency');
-  return part?.value ?? currency;
+  let symbol = symbolCache.get(currency);
+  if (symbol === undefined) {
+    symbol =
+      new Intl.NumberFormat('en-US', { style: 'currency', currency }).formatToParts(0).find((p) => p.type === 'currency')
+        ?.value ?? currency;
+    symbolCache.set(currency, symbol);
+  }
+  return symbol;
 }
 
 function groupThousands(digits: string): string {

@@ -194,7 +194,7 @@ function message(error: unknown): string {
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
+    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
   }
   return value;
 }
