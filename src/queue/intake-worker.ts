@@ -1,0 +1,57 @@
+import { type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createIntakeProcessor, type IntakeDependencies, type IntakeSummary } from './intake.ts';
+import { bullPrefix, INTAKE_QUEUE } from './names.ts';
+
+export interface IntakeWorkerOptions extends IntakeDependencies {
+  /** A worker-role connection (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking reads. */
+  readonly connection: Redis;
+  /** Countersign key prefix (default `cs`). */
+  readonly prefix?: string;
+  /** Jobs processed at once by this worker (default 8: intake mostly waits on Redis). */
+  readonly concurrency?: number;
+  /** BullMQ stall detection; the defaults (30 s) suit production, tests shorten them. */
+  readonly lockDuration?: number;
+  readonly stalledInterval?: number;
+  readonly maxStalledCount?: number;
+  /** Worker errors and failed jobs (default: `console.error`). */
+  readonly log?: (line: string) => void;
+}
+
+export interface IntakeWorker {
+  readonly worker: Worker;
+  /** Stops taking jobs, waits for the active ones, closes the worker's own connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the intake worker. It leaves `connection` and the service's connection open: the caller
+ * owns them (see `installShutdownHandlers` for the order to close things in).
+ * @example
+ * const intake = startIntakeWorker({ connection, service, redis, keys: service.keys, agents: config.agents, secrets });
+ * installShutdownHandlers([() => intake.close(), () => redis.quit(), () => connection.quit()]);
+ */
+export function startIntakeWorker(options: IntakeWorkerOptions): IntakeWorker {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const process = createIntakeProcessor(options);
+  const worker = new Worker<unknown, IntakeSummary>(INTAKE_QUEUE, (job: Job) => process(job), {
+    connection: options.connection,
+    prefix: bullPrefix(options.prefix ?? 'cs'),
+    concurrency: options.concurrency ?? 8,
+    ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
+    ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
+    ...(options.maxStalledCount === undefined ? {} : { maxStalledCount: options.maxStalledCount }),
+  });
+  worker.on('error', (error) => log(`intake worker: ${error.message}`));
+  worker.on('failed', (job, error) => {
+    log(`intake job ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= worker.close();
+      return closing;
+    },
+  };
+}
