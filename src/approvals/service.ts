@@ -476,18 +476,32 @@ export class ApprovalService {
     });
   }
 
-  /** Records where a version's card was posted (the Slack gateway posts each version at most once). */
+  /** Records where the run's card is (posted once, updated in place for later versions). */
   async recordPosted(input: { runId: string; version: number; channel: string; ts: string }): Promise<void> {
     await this.transact(input.runId, (snapshot, now) => {
       if (snapshot.fields === undefined) return { result: undefined };
       const keys = this.keys.forRun(input.runId);
       const commit = new RunCommit(keys, snapshot)
-        .hset(keys.messages, {
-          [`card:v${input.version}`]: JSON.stringify({ channel: input.channel, ts: input.ts }),
-        })
+        .hset(keys.messages, { card: JSON.stringify({ channel: input.channel, ts: input.ts }) })
         .journal({ type: 'posted', ...input }, now, snapshot.fields.planDigest);
       return { commit, result: undefined };
     });
+  }
+
+  /**
+   * Slack messages that show this run besides its card (diff messages, escalations), by name, so a
+   * decision can update every one of them. Bookkeeping only: no state transition, no journal.
+   */
+  async recordMessage(runId: string, name: string, ref: { channel: string; ts: string }): Promise<void> {
+    await this.redis.hset(this.keys.forRun(runId).messages, name, JSON.stringify(ref));
+  }
+
+  /** Every message recorded for the run, by name (`card`, and whatever `recordMessage` stored). */
+  async messages(runId: string): Promise<Record<string, { channel: string; ts: string }>> {
+    const hash = await this.redis.hgetall(this.keys.forRun(runId).messages);
+    return Object.fromEntries(
+      Object.entries(hash).map(([name, text]) => [name, JSON.parse(text) as { channel: string; ts: string }]),
+    );
   }
 
   /**
