@@ -434,6 +434,45 @@ export class ApprovalService {
     });
   }
 
+  /**
+   * The diff message's partial keeps, each producing a new version from the edit shown: remove a step
+   * the edit added, revert a step it changed, or discard the whole edit (back to the version before it).
+   * They go through `applyEdit`, so the same checks apply (current version, pipeline, may_author).
+   */
+  async applyDiffAction(input: {
+    runId: string;
+    version: number;
+    userId: string;
+    action: 'remove_step' | 'revert_step' | 'discard_edit';
+    stepId?: string;
+  }): Promise<UseCaseResult> {
+    const keys = this.keys.forRun(input.runId);
+    const edited = await loadVersion(this.redis, keys, input.version);
+    if (edited === undefined) return { kind: 'not_found', runId: input.runId };
+    const base =
+      edited.baseVersion === undefined ? undefined : await loadVersion(this.redis, keys, edited.baseVersion);
+    if (base === undefined) {
+      return {
+        kind: 'unauthorized',
+        reason: `version ${input.version} is not an edit, so there is nothing to undo`,
+      };
+    }
+    const plain = (steps: readonly { id: string; tool: string; args: JsonObject }[]) =>
+      steps.map(({ id, tool, args }) => ({ id, tool, args }));
+    let steps: EditedStep[];
+    if (input.action === 'discard_edit') {
+      steps = plain(base.plan.steps);
+    } else if (input.action === 'remove_step') {
+      steps = plain(edited.plan.steps.filter((step) => step.id !== input.stepId));
+    } else {
+      const original = base.plan.steps.find((step) => step.id === input.stepId);
+      if (original === undefined)
+        return { kind: 'unauthorized', reason: `step ${input.stepId} did not exist before this edit` };
+      steps = plain(edited.plan.steps.map((step) => (step.id === input.stepId ? original : step)));
+    }
+    return this.applyEdit({ runId: input.runId, baseVersion: input.version, editorId: input.userId, steps });
+  }
+
   /** The expiry timer for `version`. Does nothing but journal a refusal when that version is stale or decided. */
   expire(input: { runId: string; version: number }): Promise<UseCaseResult> {
     return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {

@@ -340,3 +340,59 @@ describe('timers and outcomes', () => {
     expect((await svc.recordOutcome({ runId, stepId: 's9', status: 'applied' })).kind).toBe('unknown_step');
   });
 });
+
+describe('diff-message actions', () => {
+  async function editedRun() {
+    const { runId, svc } = await submitFreight();
+    const v1 = (await svc.getRun(runId))!.current.plan;
+    const steps = [
+      ...v1.steps.map(({ id, tool, args }) =>
+        id === 's2' ? { id, tool, args: { ...args, window: '2026-04-06' } } : { id, tool, args },
+      ),
+      addedRefundStep,
+    ];
+    expectKind(await svc.applyEdit({ runId, baseVersion: 1, editorId: 'U0FIN1', steps }), 'edited');
+    return { runId, svc, v1 };
+  }
+
+  it('remove_step drops the added step in a new version', async () => {
+    const { runId, svc } = await editedRun();
+    const result = expectKind(
+      await svc.applyDiffAction({ runId, version: 2, userId: 'U0FIN1', action: 'remove_step', stepId: 's4' }),
+      'edited',
+    );
+    expect(result.run.version).toBe(3);
+    expect(result.run.current.plan.steps.map((s) => s.id)).toEqual(['s1', 's2', 's3']);
+    expect(result.diff.changes.map((c) => [c.kind, c.stepId])).toEqual([['removed', 's4']]);
+  });
+
+  it('revert_step restores the changed step to its bytes before the edit', async () => {
+    const { runId, svc, v1 } = await editedRun();
+    const result = expectKind(
+      await svc.applyDiffAction({ runId, version: 2, userId: 'U0FIN1', action: 'revert_step', stepId: 's2' }),
+      'edited',
+    );
+    expect(result.run.current.plan.steps.find((s) => s.id === 's2')?.digest).toBe(v1.steps[1]?.digest);
+    expect(result.run.current.plan.steps.map((s) => s.id)).toEqual(['s1', 's2', 's3', 's4']);
+  });
+
+  it('discard_edit brings back the plan as it was before the edit, as a new version', async () => {
+    const { runId, svc, v1 } = await editedRun();
+    const result = expectKind(
+      await svc.applyDiffAction({ runId, version: 2, userId: 'U0OP1', action: 'discard_edit' }),
+      'edited',
+    );
+    expect(result.run.version).toBe(3);
+    expect(result.run.current.plan.digest).toBe(v1.digest);
+  });
+
+  it('refuses an action aimed at a superseded edit', async () => {
+    const { runId, svc } = await editedRun();
+    await svc.applyDiffAction({ runId, version: 2, userId: 'U0FIN1', action: 'remove_step', stepId: 's4' });
+    const stale = expectKind(
+      await svc.applyDiffAction({ runId, version: 2, userId: 'U0FIN1', action: 'discard_edit' }),
+      'stale',
+    );
+    expect(stale.currentVersion).toBe(3);
+  });
+});
