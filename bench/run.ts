@@ -6,9 +6,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Benchmark, BenchRow } from './harness.ts';
+import { intakeBenchmark } from './intake.bench.ts';
 import { pipelineBenchmark } from './pipeline.bench.ts';
 
-const benchmarks: readonly Benchmark[] = [pipelineBenchmark];
+const benchmarks: readonly Benchmark[] = [pipelineBenchmark, intakeBenchmark];
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
