@@ -38,11 +38,12 @@ async function approvedRun() {
 
 describe('AgentClient end to end (no Slack)', () => {
   it('submits the freight plan, intake stores v1, and the operator’s approval reaches waitForDecision with the approved digests', async () => {
-    const { client, runId, run } = await submitted();
+    // Polling effectively off: the decision must arrive through the service's notification.
+    const { client, runId, run } = await submitted(stack.client({ pollIntervalMs: 60_000 }));
     expect(run).toMatchObject({ status: 'pending', version: 1, agent: FREIGHT_AGENT });
     expect(run.awaiting.map((step) => step.stepId)).toEqual(['s2', 's3']);
 
-    const waiting = client.waitForDecision(runId, { timeoutMs: 10_000 });
+    const waiting = client.waitForDecision(runId, { timeoutMs: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 50)); // waiting before the decision exists
     await stack.service.approve({ runId, version: 1, userId: 'U0OP1' });
     const decision = await waiting;
