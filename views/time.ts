@@ -97,8 +97,13 @@ export function formatSpan(ms: number): string {
   return `${Math.floor(hours / 24)} days`;
 }
 
-/** "12:00 UTC (in 2 h)" or "09:00 UTC (1 h ago)". */
+/** "12:00 UTC (in 2 h)", "09:00 UTC (1 h ago)" or "10:00 UTC (now)". */
 export function formatInstantFromNow(ms: number, options: TimeOptions): string {
-  const span = formatSpan(ms - options.now);
-  return `${formatInstant(ms, options)} (${ms >= options.now ? `in ${span}` : `${span} ago`})`;
+  const when =
+    Math.abs(ms - options.now) < 60_000
+      ? 'now'
+      : ms > options.now
+        ? `in ${formatSpan(ms - options.now)}`
+        : `${formatSpan(ms - options.now)} ago`;
+  return `${formatInstant(ms, options)} (${when})`;
 }

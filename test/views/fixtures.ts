@@ -1,13 +1,20 @@
+import { z } from 'zod';
 import config from '../../examples/freight/countersign.config.ts';
 import { addedRefundStep, freightPlan } from '../../examples/freight/plans.ts';
 import { type Authority, awaitedSteps, blockedSteps } from '../../src/approvals/rules.ts';
 import type { ApprovalRecord, RunStatus, RunView, StoredVersion } from '../../src/approvals/types.ts';
-import type { CountersignConfig } from '../../src/config/define-config.ts';
+import { type CountersignConfig, defineConfig } from '../../src/config/define-config.ts';
 import {
+  choice,
+  defineTool,
   diffPlans,
   type EditContext,
+  isoDate,
+  longText,
+  money,
   type PlanDiff,
   type Provenance,
+  text,
   type ValidatedPlan,
   type ValidatedStep,
   validate,
@@ -175,3 +182,118 @@ export function unescapedMarkup(text: string, allowedUsers: readonly string[]): 
 
 /** Slack user ids in the freight config: the only mentions a freight message may carry. */
 export const FREIGHT_USERS = Object.values(freightConfig.groups).flat();
+
+/** A tool with one argument of every kind the edit modal knows (DESIGN.md §9), nested and optional ones. */
+export const updateOrder = defineTool({
+  name: 'update_order',
+  title: 'Update order',
+  effect: 'write',
+  args: z.strictObject({
+    order_id: text({ label: 'Order' }),
+    note: longText({ label: 'Note' }).optional(),
+    quantity: z.int().min(1),
+    price: money({ currency: 'EUR', label: 'Unit price' }),
+    fee: money({ currency: 'JPY' }).optional(),
+    speed: choice(['standard', 'express'], { label: 'Shipping speed' }),
+    ship_on: isoDate({ label: 'Ship on' }),
+    deliver_by: z.iso.datetime().optional(),
+    gift: z.boolean(),
+    insured: z.boolean().optional(),
+    contact: z.email(),
+    tracking_url: z.url().nullable(),
+    address: z.strictObject({ city: text({ label: 'City' }), postcode: text().optional() }),
+    tags: z.array(z.string()).optional(),
+    reference: z.union([z.string(), z.int()]).optional(),
+  }),
+});
+
+/** No policy rule covers it, so every step calling it is blocked. */
+export const wireFunds = defineTool({
+  name: 'wire_funds',
+  title: 'Wire funds',
+  effect: 'irreversible',
+  args: z.strictObject({ amount: money({ label: 'Amount' }), iban: text({ label: 'IBAN' }) }),
+});
+
+export const shopConfig: CountersignConfig = defineConfig({
+  tools: [updateOrder, wireFunds],
+  agents: {
+    shop: { tools: ['update_order', 'wire_funds'], channel: 'C0SHOP', secret: 'shop-secret-0123456789' },
+  },
+  groups: { ops: ['U0OP1', 'U0OP2'], leads: ['U0LEAD1'] },
+  policy: [{ name: 'orders', tool: 'update_order', route: 'review', approvers: 'ops' }],
+  authoring: { ops: ['update_order'], leads: '*' },
+});
+
+/** Arguments for `update_order` using every field. */
+export const orderArgs = {
+  order_id: 'ord_1001',
+  note: 'Leave at the back door.\nRing twice.',
+  quantity: 3,
+  price: 1999,
+  fee: 500,
+  speed: 'express',
+  ship_on: '2026-04-02',
+  deliver_by: '2026-04-03T16:30:00Z',
+  gift: true,
+  contact: 'ops@example.com',
+  tracking_url: null,
+  address: { city: 'Oslo', postcode: '0150' },
+  tags: ['fragile', 'heavy'],
+  reference: 42,
+};
+
+/** A shop run at version 1 with the given steps. */
+export function shopRun(
+  steps: readonly { id: string; tool: string; args: Record<string, unknown> }[],
+  runId = 'run-shop-1',
+) {
+  const plan = validPlan(
+    { runId, agent: 'shop', expiresAt: new Date(NOW + 3_600_000).toISOString(), steps },
+    { config: shopConfig, maxSteps: 500 },
+  );
+  return runView(agentVersion(plan), { config: shopConfig });
+}
+
+/**
+ * `view.state.values` as Slack sends it for a modal nobody touched: every input holds its initial value
+ * (shapes from slack-protocol/state_values.json). `overrides` replace whole element states by block id.
+ */
+export function untouchedState(
+  view: { readonly blocks: readonly unknown[] },
+  overrides: Record<string, Record<string, unknown>> = {},
+): Record<string, Record<string, unknown>> {
+  const values: Record<string, Record<string, unknown>> = {};
+  for (const block of view.blocks as Record<string, unknown>[]) {
+    if (block.type !== 'input' || typeof block.block_id !== 'string') continue;
+    const element = block.element as Record<string, unknown>;
+    const actionId = element.action_id as string;
+    const type = element.type as string;
+    const state: Record<string, unknown> = { type };
+    switch (type) {
+      case 'plain_text_input':
+      case 'number_input':
+      case 'email_text_input':
+      case 'url_text_input':
+        state.value = element.initial_value ?? null;
+        break;
+      case 'datepicker':
+        state.selected_date = element.initial_date ?? null;
+        break;
+      case 'datetimepicker':
+        state.selected_date_time = element.initial_date_time ?? null;
+        break;
+      case 'static_select':
+        state.selected_option = element.initial_option ?? null;
+        break;
+      case 'checkboxes':
+      case 'multi_static_select':
+        state.selected_options = element.initial_options ?? [];
+        break;
+      default:
+        throw new Error(`untouchedState: no state shape for ${type}`);
+    }
+    values[block.block_id] = { [actionId]: overrides[block.block_id] ?? state };
+  }
+  return values;
+}

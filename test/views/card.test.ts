@@ -1,0 +1,401 @@
+import { describe, expect, it } from 'vitest';
+import { freightPlan } from '../../examples/freight/plans.ts';
+import { checkMessageBlocks } from '../../src/emulator/block-kit-limits.ts';
+import { buildApprovalCard } from '../../views/card.ts';
+import {
+  agentVersion,
+  approval,
+  FREIGHT_USERS,
+  freightConfig,
+  freightEdit,
+  freightV1,
+  mrkdwnTexts,
+  NOW,
+  orderArgs,
+  runView,
+  shopConfig,
+  shopRun,
+  unescapedMarkup,
+  validPlan,
+} from './fixtures.ts';
+
+type Block = { type: string; text?: { text: string }; elements?: unknown[] };
+const blocksOf = (message: { blocks: readonly unknown[] }) => message.blocks as Block[];
+const textOf = (message: { blocks: readonly unknown[] }) =>
+  mrkdwnTexts(message.blocks)
+    .map((t) => t.text)
+    .join('\n');
+const actionIds = (message: { blocks: readonly unknown[] }) =>
+  blocksOf(message)
+    .filter((block) => block.type === 'actions')
+    .flatMap((block) => (block.elements as { action_id: string }[]).map((element) => element.action_id));
+
+describe('approval card', () => {
+  it('renders the freight plan: agent words apart from steps, readable args, progress, ids and buttons', () => {
+    const v1 = freightV1();
+    const run = runView(v1, { approvals: [approval(v1.plan.steps[1]!, 'U0OP1')] });
+    const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
+    expect(checkMessageBlocks(card.blocks)).toEqual([]);
+    expect(card).toMatchInlineSnapshot(`
+      {
+        "blocks": [
+          {
+            "text": {
+              "emoji": true,
+              "text": "📋 freight-ops plan, 3 steps — awaiting approval",
+              "type": "plain_text",
+            },
+            "type": "header",
+          },
+          {
+            "text": {
+              "text": "🕓 *Waiting for* 0 of 1 operators approval (\`s3\`)",
+              "type": "mrkdwn",
+            },
+            "type": "section",
+          },
+          {
+            "text": {
+              "text": "💬 *The agent says:*
+      >Ticket #74991: missed pallet delivery. Rebook it and tell the customer.
+      _Context from the agent:_ ticket_id: 74991 · customer: Marta Lind · account: Nordvik Logistics",
+              "type": "mrkdwn",
+            },
+            "type": "section",
+          },
+          {
+            "type": "divider",
+          },
+          {
+            "text": {
+              "text": "*1. Add internal note* · \`s1\`
+      Ticket: 74991
+      Note:
+      >Customer reports the pallet delivery on 2 April was missed; driver logged no attempt.
+      ⚪ No approval needed (policy notes-auto)",
+              "type": "mrkdwn",
+            },
+            "type": "section",
+          },
+          {
+            "text": {
+              "text": "*2. Reschedule delivery* · \`s2\`
+      Delivery: dl_55120
+      New delivery date: Fri 3 Apr 2026
+      ✅ 1 of 1 operators approval · approved by <@U0OP1>",
+              "type": "mrkdwn",
+            },
+            "type": "section",
+          },
+          {
+            "text": {
+              "text": "*3. Reply to customer* · \`s3\`
+      Ticket: 74991
+      Reply:
+      >Hi Marta, sorry about the missed delivery. We have rebooked it for Friday 3 April, before noon.
+      👥 0 of 1 operators approval",
+              "type": "mrkdwn",
+            },
+            "type": "section",
+          },
+          {
+            "elements": [
+              {
+                "text": "Run \`run-freight-1\` · version 1 · plan \`629adc6d9ea0\` · expires 12:00 UTC (in 2 h)",
+                "type": "mrkdwn",
+              },
+            ],
+            "type": "context",
+          },
+          {
+            "elements": [
+              {
+                "action_id": "approve",
+                "style": "primary",
+                "text": {
+                  "emoji": true,
+                  "text": "Approve",
+                  "type": "plain_text",
+                },
+                "type": "button",
+                "value": "{"r":"run-freight-1","v":1}",
+              },
+              {
+                "action_id": "reject",
+                "style": "danger",
+                "text": {
+                  "emoji": true,
+                  "text": "Reject",
+                  "type": "plain_text",
+                },
+                "type": "button",
+                "value": "{"r":"run-freight-1","v":1}",
+              },
+              {
+                "action_id": "edit",
+                "text": {
+                  "emoji": true,
+                  "text": "Edit",
+                  "type": "plain_text",
+                },
+                "type": "button",
+                "value": "{"r":"run-freight-1","v":1}",
+              },
+            ],
+            "type": "actions",
+          },
+        ],
+        "text": "freight-ops plan awaiting approval: 3 steps (run run-freight-1, version 1)",
+      }
+    `);
+  });
+
+  it('shows who wrote a step, its annotations and what each touched step still needs after an edit', () => {
+    const { current } = freightEdit();
+    const run = runView(current, { approvals: [approval(current.plan.steps[3]!, 'U0FIN2', 2)] });
+    const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
+    const text = textOf(card);
+    expect(text).toContain('*4. Issue refund* · `s4`\nInvoice: in_74119\nAmount: $1,489.00');
+    expect(text).toContain(
+      '👥 1 of 2 finance approvals · approved by <@U0FIN2> · not by <@U0FIN1> (its author)',
+    );
+    expect(text).toContain('✏️ written by <@U0FIN1> in v2');
+    expect(text).toContain(
+      '⚠️ invoice in_74119 belongs to Halvorsen Freight, not Nordvik Logistics (the account on ticket #74991)',
+    );
+    expect(text).toContain(
+      '🕓 *Waiting for* 0 of 1 operators approval (`s2`, `s3`) · 1 of 2 finance approvals (`s4`)',
+    );
+    expect(text).toContain('New delivery date: Sat 4 Apr 2026');
+    expect(checkMessageBlocks(card.blocks)).toEqual([]);
+  });
+
+  it('puts the run and version in every button value', () => {
+    const { current } = freightEdit();
+    const card = buildApprovalCard({ run: runView(current), config: freightConfig, now: NOW });
+    const actions = blocksOf(card).find((block) => block.type === 'actions')!;
+    expect(actions.elements).toMatchObject([
+      { action_id: 'approve', value: '{"r":"run-freight-1","v":2}' },
+      { action_id: 'reject', value: '{"r":"run-freight-1","v":2}' },
+      { action_id: 'edit', value: '{"r":"run-freight-1","v":2}' },
+    ]);
+  });
+
+  describe('after a decision, updated in place', () => {
+    const v1 = freightV1();
+    const decidedAt = NOW + 65 * 60_000;
+
+    it('says who approved and when, with each step’s approvers, and drops the buttons', () => {
+      const run = runView(v1, {
+        status: 'approved',
+        decidedBy: 'U0OP2',
+        decidedAt,
+        approvals: [approval(v1.plan.steps[1]!, 'U0OP2'), approval(v1.plan.steps[2]!, 'U0OP2')],
+      });
+      const card = buildApprovalCard({
+        run,
+        config: freightConfig,
+        now: decidedAt,
+        outcomes: [
+          { stepId: 's1', status: 'applied', at: decidedAt + 60_000 },
+          { stepId: 's2', status: 'failed', detail: 'carrier API <timeout>', at: decidedAt + 60_000 },
+        ],
+      });
+      expect(blocksOf(card)[0]!.text!.text).toBe('✅ freight-ops plan, 3 steps — approved');
+      expect(textOf(card)).toContain(
+        '✅ *Approved* by <@U0OP2> at 11:05 UTC. The agent may now run these steps.',
+      );
+      expect(textOf(card)).toContain('✅ 1 of 1 operators approval · approved by <@U0OP2>');
+      expect(textOf(card)).toContain('✔️ Done at 11:06 UTC');
+      expect(textOf(card)).toContain('❌ Failed at 11:06 UTC: carrier API &lt;timeout&gt;');
+      expect(actionIds(card)).toEqual([]);
+      expect(card.text).toBe('freight-ops plan approved: 3 steps (run run-freight-1, version 1)');
+      expect(checkMessageBlocks(card.blocks)).toEqual([]);
+    });
+
+    it('gives the rejection reason, escaped and quoted', () => {
+      const run = runView(v1, {
+        status: 'rejected',
+        decidedBy: 'U0OP1',
+        decidedAt,
+        reason: 'Wrong customer <!here>',
+      });
+      const card = buildApprovalCard({ run, config: freightConfig, now: decidedAt });
+      expect(textOf(card)).toContain(
+        '❌ *Rejected* by <@U0OP1> at 11:05 UTC — nothing will be executed.\n>Wrong customer &lt;!here&gt;',
+      );
+      expect(actionIds(card)).toEqual([]);
+    });
+
+    it('says an expired plan ran nothing', () => {
+      const run = runView(v1, { status: 'expired', decidedBy: 'timer', decidedAt: NOW + 2 * 3_600_000 });
+      const card = buildApprovalCard({ run, config: freightConfig, now: NOW + 2 * 3_600_000 });
+      expect(blocksOf(card)[0]!.text!.text).toBe('⌛ freight-ops plan, 3 steps — expired');
+      expect(textOf(card)).toContain('⌛ *Expired* at 12:00 UTC — nothing was executed.');
+      expect(textOf(card)).toContain('expired 12:00 UTC (now)');
+      expect(actionIds(card)).toEqual([]);
+    });
+
+    it('says an invalid plan was refused', () => {
+      const run = runView(v1, { status: 'invalid', reason: 'the invoice no longer exists' });
+      const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
+      expect(textOf(card)).toContain(
+        '🚫 *Invalid* — the plan was refused; nothing was executed.\n>the invoice no longer exists',
+      );
+      expect(actionIds(card)).toEqual([]);
+    });
+  });
+
+  it('marks a superseded version and points to the current one, without buttons', () => {
+    const { previous, current } = freightEdit();
+    const card = buildApprovalCard({
+      run: runView(current),
+      version: previous,
+      config: freightConfig,
+      now: NOW,
+    });
+    expect(blocksOf(card)[0]!.text!.text).toBe('⏭️ freight-ops plan, 3 steps — version 1 (superseded)');
+    expect(textOf(card)).toContain(
+      '⏭️ *Superseded by version 2* — see the thread. Buttons here no longer act.',
+    );
+    expect(textOf(card)).toContain('New delivery date: Fri 3 Apr 2026');
+    expect(actionIds(card)).toEqual([]);
+  });
+
+  it('says who the run was escalated to', () => {
+    const run = runView(freightV1(), { escalatedTo: ['U0LEAD1'], escalationLevel: 1 });
+    const card = buildApprovalCard({ run, config: freightConfig, now: NOW, escalatedTo: ['U0LEAD1'] });
+    expect(textOf(card)).toContain('⏫ Escalated to <@U0LEAD1> (level 1): they may act on this card too.');
+  });
+
+  it('shows a blocked step clearly and has the Approve button explain that it cannot complete', () => {
+    const run = shopRun([
+      { id: 's1', tool: 'update_order', args: orderArgs },
+      { id: 's2', tool: 'wire_funds', args: { amount: 250_000, iban: 'NO9386011117947' } },
+    ]);
+    const card = buildApprovalCard({ run, config: shopConfig, now: NOW });
+    expect(textOf(card)).toContain(
+      "⛔ Blocked: no policy rule covers tool wire_funds — the plan can't be approved while this step is in it",
+    );
+    expect(textOf(card)).toContain(
+      "⛔ *Can't be approved while step `s2` is in the plan:* no policy rule covers tool wire_funds. Edit the plan to remove it.",
+    );
+    const approve = (blocksOf(card).find((block) => block.type === 'actions')!.elements as unknown[])[0];
+    expect(approve).toMatchInlineSnapshot(`
+      {
+        "action_id": "approve",
+        "confirm": {
+          "confirm": {
+            "emoji": true,
+            "text": "Record my approval",
+            "type": "plain_text",
+          },
+          "deny": {
+            "emoji": true,
+            "text": "Cancel",
+            "type": "plain_text",
+          },
+          "text": {
+            "emoji": true,
+            "text": "Step 2 (s2, Wire funds) is blocked: no policy rule covers tool wire_funds. Your approval of the other steps is recorded, but the plan stays pending until the blocked step is removed with Edit.",
+            "type": "plain_text",
+          },
+          "title": {
+            "emoji": true,
+            "text": "This plan can't be approved yet",
+            "type": "plain_text",
+          },
+        },
+        "style": "primary",
+        "text": {
+          "emoji": true,
+          "text": "Approve (blocked step)",
+          "type": "plain_text",
+        },
+        "type": "button",
+        "value": "{"r":"run-shop-1","v":1}",
+      }
+    `);
+    expect(checkMessageBlocks(card.blocks)).toEqual([]);
+  });
+
+  it('renders every kind of argument readably', () => {
+    const run = shopRun([{ id: 's1', tool: 'update_order', args: orderArgs }]);
+    const card = buildApprovalCard({ run, config: shopConfig, now: NOW });
+    expect(blocksOf(card)[3]!.text!.text).toMatchInlineSnapshot(`
+      "*1. Update order* · \`s1\`
+      Order: ord_1001
+      Note:
+      >Leave at the back door.
+      >Ring twice.
+      Quantity: 3
+      Unit price: €19.99
+      Fee: ¥500
+      Shipping speed: express
+      Ship on: Thu 2 Apr 2026
+      Deliver by: Fri 3 Apr 2026, 16:30 UTC
+      Gift: yes
+      Contact: ops@example.com
+      Tracking url: _(empty)_
+      Address › City: Oslo
+      Address › Postcode: 0150
+      Tags 1: fragile
+      Tags 2: heavy
+      Reference: 42
+      👥 0 of 1 ops approval"
+    `);
+  });
+});
+
+describe('approval card limits', () => {
+  const manySteps = (count: number) =>
+    Array.from({ length: count }, (_, i) => ({
+      id: `s${i + 1}`,
+      tool: i % 2 === 0 ? 'update_order' : 'wire_funds',
+      args:
+        i % 2 === 0
+          ? { ...orderArgs, order_id: `ord_${i + 1}` }
+          : { amount: 1000 * (i + 1), iban: `NO93860111179${i}` },
+    }));
+
+  it('renders a 60-step plan within 50 blocks, summarizing the rest as "…and N more steps"', () => {
+    const run = shopRun(manySteps(60));
+    const card = buildApprovalCard({ run, config: shopConfig, now: NOW });
+    expect(checkMessageBlocks(card.blocks)).toEqual([]);
+    expect(card.blocks).toHaveLength(50);
+    const more = blocksOf(card).at(-3)!.text!.text;
+    expect(more.split('\n')[0]).toBe('*…and 16 more steps*, listed briefly (Edit shows every step in full):');
+    expect(more).toContain('45. Update order · `s45` — 0 of 1 ops');
+    expect(more).toContain('46. Wire funds · `s46` — ⛔ blocked');
+    expect(more.length).toBeLessThanOrEqual(3000);
+  });
+
+  it('renders a 500-step plan within limits, saying how many steps it could not list', () => {
+    const run = shopRun(manySteps(500));
+    const card = buildApprovalCard({ run, config: shopConfig, now: NOW });
+    expect(checkMessageBlocks(card.blocks)).toEqual([]);
+    const more = blocksOf(card).at(-3)!.text!.text;
+    expect(more).toMatch(/\n…and \d+ more steps$/);
+    // Every blocked step is named in the status section, within its 3000 characters.
+    expect(blocksOf(card)[1]!.text!.text.length).toBeLessThanOrEqual(3000);
+  });
+
+  it('cuts long values within a section’s 3000 characters and says what it cut', () => {
+    const base = freightPlan({ now: NOW });
+    const plan = validPlan({
+      ...base,
+      summary: 'S'.repeat(3000),
+      steps: [
+        { id: 's1', tool: 'add_note', args: { ticket_id: '74991', note: 'N'.repeat(2000) } },
+        { id: 's2', tool: 'send_reply', args: { ticket_id: '74991', body: 'B&'.repeat(1000) } },
+      ],
+    });
+    const card = buildApprovalCard({ run: runView(agentVersion(plan)), config: freightConfig, now: NOW });
+    expect(checkMessageBlocks(card.blocks)).toEqual([]);
+    const text = textOf(card);
+    expect(text).toContain('more characters)');
+    for (const { text: section } of mrkdwnTexts(card.blocks))
+      expect(section.length).toBeLessThanOrEqual(3000);
+    expect(unescapedMarkup(text, FREIGHT_USERS)).toEqual([]);
+  });
+});

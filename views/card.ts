@@ -1,0 +1,230 @@
+import type { ActionsBlock, Button, KnownBlock } from '@slack/types';
+import type { RunView, StepOutcome, StoredVersion } from '../src/approvals/types.ts';
+import { canonicalJson, type JsonObject, type ValidatedStep } from '../src/pipeline/index.ts';
+import {
+  button,
+  confirmDialog,
+  context,
+  divider,
+  header,
+  LIMITS,
+  type SlackMessage,
+  section,
+} from './blocks.ts';
+import { encodeButtonValue } from './button-value.ts';
+import { isActionable, lifecycleText } from './lifecycle.ts';
+import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mentionList, plural, quoteLines } from './mrkdwn.ts';
+import {
+  awaitingText,
+  type StepRenderInput,
+  stepLine,
+  stepSection,
+  stepStanding,
+  toolTitle,
+} from './step-section.ts';
+import { formatInstantFromNow, type TimeOptions } from './time.ts';
+import { toolOf, type ViewConfig } from './view-config.ts';
+
+/** What the approval card shows. */
+export interface ApprovalCardModel {
+  readonly run: RunView;
+  readonly config: ViewConfig;
+  /** Milliseconds since the epoch. */
+  readonly now: number;
+  /** IANA time zone for times shown (default UTC). */
+  readonly tz?: string;
+  /**
+   * The version this message shows; default the run's current one. An older version renders as
+   * superseded ("Superseded by version 3 — see the thread"), without buttons.
+   */
+  readonly version?: StoredVersion;
+  /** People the run was escalated to. */
+  readonly escalatedTo?: readonly string[];
+  /** What the agent reported for each step after approval (the latest per step counts). */
+  readonly outcomes?: readonly StepOutcome[];
+}
+
+/** Header, status, divider, context, actions: every block that is not a step (besides the agent's words). */
+const FIXED_BLOCKS = 5;
+
+/**
+ * The approval card (DESIGN.md §9) for chat.postMessage / chat.update: a header with the agent and the
+ * state; what the card is waiting for (or the outcome: who, when, why); the agent's summary, labelled
+ * as its own words and kept apart from the steps; one section per step rendered from the structured
+ * plan; run id, version, short plan digest and expiry; and `approve` / `reject` / `edit` buttons while
+ * the version is current and pending. A plan too long for one message shows its first steps in full
+ * and lists the rest ("…and N more steps"), within Slack's 50 blocks.
+ * @example await client.chat.postMessage({ channel, ...buildApprovalCard({ run, config, now }) });
+ */
+export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
+  const { run, config } = model;
+  const shown = model.version ?? run.current;
+  const time: TimeOptions = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
+  const actionable = isActionable(run, shown.version);
+  const steps = shown.plan.steps;
+  const standingSource = shown.version === run.version ? run : { awaiting: [], approvals: run.approvals };
+  const latestOutcome = new Map((model.outcomes ?? []).map((outcome) => [outcome.stepId, outcome]));
+  const inputs: StepRenderInput[] = steps.map((step, index) => ({
+    step,
+    position: index + 1,
+    tool: toolOf(config, step.tool),
+    standing: stepStanding(step, standingSource),
+    ...(shown.provenance[step.id] === undefined ? {} : { provenance: shown.provenance[step.id]! }),
+    ...(latestOutcome.has(step.id) ? { outcome: latestOutcome.get(step.id)! } : {}),
+  }));
+
+  const agentWords = agentSection(shown.plan.summary, shown.plan.context);
+  const room = LIMITS.messageBlocks - FIXED_BLOCKS - (agentWords === undefined ? 0 : 1);
+  const full = inputs.length <= room ? inputs : inputs.slice(0, room - 1);
+  const rest = inputs.slice(full.length);
+  const stepOptions = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
+
+  const blocks: KnownBlock[] = [
+    header(headerText(run, shown, steps.length)),
+    section([lifecycleText(run, shown.version, time) ?? pendingText(run, model.escalatedTo ?? [], steps)]),
+    ...(agentWords === undefined ? [] : [agentWords]),
+    divider(),
+    ...full.map((input) => stepSection(input, stepOptions)),
+    ...(rest.length === 0 ? [] : [moreStepsSection(rest)]),
+    context(footerText(run.runId, shown, time)),
+    ...(actionable ? [cardActions(run, steps, config)] : []),
+  ];
+  return { text: fallbackText(run, shown, steps.length), blocks };
+}
+
+function statusWord(run: RunView, shown: StoredVersion): string {
+  if (shown.version < run.version) return `version ${shown.version} (superseded)`;
+  return run.status === 'pending' ? 'awaiting approval' : run.status;
+}
+
+const STATUS_EMOJI: Readonly<Record<RunView['status'], string>> = {
+  pending: '📋',
+  approved: '✅',
+  rejected: '❌',
+  expired: '⌛',
+  invalid: '🚫',
+};
+
+function headerText(run: RunView, shown: StoredVersion, count: number): string {
+  const emoji = shown.version < run.version ? '⏭️' : STATUS_EMOJI[run.status];
+  return `${emoji} ${run.agent} plan, ${plural(count, 'step')} — ${statusWord(run, shown)}`;
+}
+
+function fallbackText(run: RunView, shown: StoredVersion, count: number): string {
+  return escapeMrkdwn(
+    `${run.agent} plan ${statusWord(run, shown)}: ${plural(count, 'step')} (run ${run.runId}, version ${shown.version})`,
+  );
+}
+
+/** What a pending card is waiting for: approvals by group, blocked steps, escalation. */
+function pendingText(run: RunView, escalatedTo: readonly string[], steps: readonly ValidatedStep[]): string {
+  const lines: string[] = [];
+  if (run.awaiting.length > 0) lines.push(`🕓 *Waiting for* ${awaitingText(run.awaiting)}`);
+  for (const step of run.blocked) {
+    const reason = step.route.kind === 'block' ? step.route.reason : 'blocked';
+    lines.push(
+      `⛔ *Can't be approved while step \`${escapeMrkdwn(step.id)}\` is in the plan:* ${clipMrkdwn(reason, 300)}. Edit the plan to remove it.`,
+    );
+  }
+  if (lines.length === 0) lines.push(steps.length > 0 ? 'Every step has its approvals.' : 'No steps.');
+  if (escalatedTo.length > 0) {
+    const level = run.escalationLevel > 0 ? ` (level ${run.escalationLevel})` : '';
+    lines.push(`⏫ Escalated to ${mentionList(escalatedTo)}${level}: they may act on this card too.`);
+  }
+  return joinWithinLimit(lines, LIMITS.sectionText, (left) => `…and ${plural(left, 'more blocked step')}`);
+}
+
+/** The agent's summary and context, labelled as its own words, quoted, escaped. */
+function agentSection(
+  summary: string | undefined,
+  planContext: JsonObject | undefined,
+): KnownBlock | undefined {
+  const lines: string[] = [];
+  if (summary !== undefined && summary.trim() !== '') {
+    lines.push(`💬 *The agent says:*\n${quoteLines(clipMrkdwn(summary, 1500))}`);
+  }
+  const entries = Object.entries(planContext ?? {});
+  if (entries.length > 0) {
+    const shown = entries
+      .slice(0, 12)
+      .map(
+        ([key, value]) =>
+          `${clipMrkdwn(key, 40)}: ${clipMrkdwn(typeof value === 'string' ? value : canonicalJson(value), 120)}`,
+      );
+    const more = entries.length > shown.length ? ` · …and ${entries.length - shown.length} more` : '';
+    lines.push(`_Context from the agent:_ ${shown.join(' · ')}${more}`);
+  }
+  return lines.length === 0 ? undefined : section(lines);
+}
+
+/** The steps that do not fit as sections, one line each. */
+function moreStepsSection(rest: readonly StepRenderInput[]): KnownBlock {
+  const lines = [
+    `*…and ${plural(rest.length, 'more step')}*, listed briefly (Edit shows every step in full):`,
+    ...rest.map(stepLine),
+  ];
+  return {
+    type: 'section',
+    text: {
+      type: 'mrkdwn',
+      text: joinWithinLimit(lines, LIMITS.sectionText, (left) => `…and ${plural(left, 'more step')}`),
+    },
+  };
+}
+
+function footerText(runId: string, shown: StoredVersion, time: TimeOptions): string {
+  const expiresAt = Date.parse(shown.plan.expiresAt);
+  const verb = expiresAt > time.now ? 'expires' : 'expired';
+  return [
+    `Run \`${escapeMrkdwn(runId)}\``,
+    `version ${shown.version}`,
+    `plan \`${shown.plan.digest.slice(0, 12)}\``,
+    `${verb} ${formatInstantFromNow(expiresAt, time)}`,
+  ].join(' · ');
+}
+
+function cardActions(run: RunView, steps: readonly ValidatedStep[], config: ViewConfig): ActionsBlock {
+  const value = encodeButtonValue({ runId: run.runId, version: run.version });
+  return {
+    type: 'actions',
+    elements: [
+      approveButton({ runId: run.runId, version: run.version, steps, config }),
+      button({ actionId: 'reject', text: 'Reject', value, style: 'danger' }),
+      button({ actionId: 'edit', text: 'Edit', value }),
+    ],
+  };
+}
+
+/**
+ * The `approve` button for a version. With blocked steps its text says so and a confirmation explains
+ * that the approval is recorded but the plan can't complete until they are removed.
+ */
+export function approveButton(input: {
+  readonly runId: string;
+  readonly version: number;
+  readonly steps: readonly ValidatedStep[];
+  readonly config: ViewConfig;
+  readonly text?: string;
+}): Button {
+  const value = encodeButtonValue({ runId: input.runId, version: input.version });
+  const text = input.text ?? 'Approve';
+  const blocked = input.steps.filter((step) => step.route.kind === 'block');
+  if (blocked.length === 0) return button({ actionId: 'approve', text, value, style: 'primary' });
+  const first = blocked[0]!;
+  const reason = first.route.kind === 'block' ? first.route.reason : 'blocked';
+  const position = input.steps.indexOf(first) + 1;
+  const others = blocked.length > 1 ? ` (and ${plural(blocked.length - 1, 'other step')})` : '';
+  const title = toolTitle(first, toolOf(input.config, first.tool));
+  return button({
+    actionId: 'approve',
+    text: `${text} (blocked step)`,
+    value,
+    style: 'primary',
+    confirm: confirmDialog({
+      title: "This plan can't be approved yet",
+      text: `Step ${position} (${first.id}, ${title})${others} is blocked: ${reason}. Your approval of the other steps is recorded, but the plan stays pending until the blocked ${blocked.length === 1 ? 'step is' : 'steps are'} removed with Edit.`,
+      confirm: 'Record my approval',
+      deny: 'Cancel',
+    }),
+  });
+}

@@ -1,0 +1,48 @@
+import type { RunView } from '../src/approvals/types.ts';
+import { clipMrkdwn, mention, quoteLines } from './mrkdwn.ts';
+import { formatInstant } from './time.ts';
+
+/** The parts of a run that say whether a message about one of its versions is still live. */
+export type RunLifecycle = Pick<RunView, 'status' | 'version' | 'decidedBy' | 'decidedAt' | 'reason'>;
+
+/** Whether buttons for `shownVersion` can still do anything: the run is pending at that version. */
+export function isActionable(run: RunLifecycle, shownVersion: number): boolean {
+  return run.status === 'pending' && run.version === shownVersion;
+}
+
+/** Who decided, as a mention when it is a person (not the expiry timer). */
+function decidedBy(run: RunLifecycle): string {
+  return run.decidedBy !== undefined && /^[UW][A-Z0-9]+$/.test(run.decidedBy)
+    ? ` by ${mention(run.decidedBy)}`
+    : '';
+}
+
+/**
+ * What became of the version a message shows, as mrkdwn, or undefined while it is current and
+ * pending: superseded ("Superseded by version 3 — see the thread"), approved, rejected with the
+ * reason, expired (nothing was executed) or invalid — with who and when.
+ */
+export function lifecycleText(
+  run: RunLifecycle,
+  shownVersion: number,
+  time: { readonly now?: number; readonly tz?: string } = {},
+): string | undefined {
+  if (shownVersion < run.version) {
+    const then = run.status === 'pending' ? '' : ` (${run.status})`;
+    return `⏭️ *Superseded by version ${run.version}*${then} — see the thread. Buttons here no longer act.`;
+  }
+  const at = run.decidedAt === undefined ? '' : ` at ${formatInstant(run.decidedAt, time)}`;
+  const reason = run.reason === undefined ? '' : `\n${quoteLines(clipMrkdwn(run.reason, 1500))}`;
+  switch (run.status) {
+    case 'pending':
+      return undefined;
+    case 'approved':
+      return `✅ *Approved*${decidedBy(run)}${at}. The agent may now run these steps.`;
+    case 'rejected':
+      return `❌ *Rejected*${decidedBy(run)}${at} — nothing will be executed.${reason}`;
+    case 'expired':
+      return `⌛ *Expired*${at} — nothing was executed.`;
+    case 'invalid':
+      return `🚫 *Invalid* — the plan was refused${at}; nothing was executed.${reason}`;
+  }
+}

@@ -1,0 +1,246 @@
+import type { SectionBlock } from '@slack/types';
+import type { AwaitedStep, RunView, StepOutcome } from '../src/approvals/types.ts';
+import type { Provenance, ToolDefinition, ValidatedStep } from '../src/pipeline/index.ts';
+import { formatArgLines } from './arg-fields.ts';
+import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mention, mentionList, plural } from './mrkdwn.ts';
+import { formatInstant } from './time.ts';
+
+/** Slack's limit on a section's text. */
+export const SECTION_TEXT_MAX = 3000;
+
+/** Where a step stands with its approvers. */
+export type StepStanding =
+  | { readonly kind: 'auto'; readonly rule: string }
+  | {
+      readonly kind: 'review';
+      readonly group: string;
+      readonly have: number;
+      readonly need: number;
+      /** Users whose approval counts for the step's current digest. */
+      readonly approvers: readonly string[];
+      readonly distinctFromAuthor: boolean;
+    }
+  | { readonly kind: 'blocked'; readonly reason: string };
+
+/**
+ * A step's standing from its route and, when given, the run's approvals: `awaiting` when the step is
+ * still short, else the approvals bound to the step's digest.
+ */
+export function stepStanding(
+  step: ValidatedStep,
+  run?: Pick<RunView, 'awaiting' | 'approvals'>,
+): StepStanding {
+  const { route } = step;
+  if (route.kind === 'auto') return { kind: 'auto', rule: route.rule };
+  if (route.kind === 'block') return { kind: 'blocked', reason: route.reason };
+  const awaited: AwaitedStep | undefined = run?.awaiting.find((a) => a.stepId === step.id);
+  const approvers = awaited?.approvers ?? [
+    ...new Set((run?.approvals ?? []).filter((a) => a.stepDigest === step.digest).map((a) => a.userId)),
+  ];
+  return {
+    kind: 'review',
+    group: route.group,
+    have: awaited?.have ?? approvers.length,
+    need: route.approvals,
+    approvers,
+    distinctFromAuthor: route.distinctFromAuthor,
+  };
+}
+
+/** Everything one step's section shows. */
+export interface StepRenderInput {
+  readonly step: ValidatedStep;
+  /** 1-based position in its version. */
+  readonly position: number;
+  /** The step's tool from the config (undefined if the config no longer has it). */
+  readonly tool: ToolDefinition | undefined;
+  readonly standing: StepStanding;
+  readonly provenance?: Provenance;
+  /** How the step changed in the version shown, when known (diff messages): wording of provenance. */
+  readonly change?: 'added' | 'changed';
+  /** What the agent reported after approval. */
+  readonly outcome?: StepOutcome;
+  /** First line, mrkdwn (already escaped); default "*2. Reschedule delivery* · `s2`". */
+  readonly heading?: string;
+  /** Lines under the heading, mrkdwn (already escaped); default the step's arguments. */
+  readonly body?: readonly string[];
+}
+
+export interface StepRenderOptions {
+  readonly tz?: string;
+  /** Milliseconds since the epoch, for times of day ("14:05 UTC" today, with the date otherwise). */
+  readonly now?: number;
+  /** Default 3000, a section's limit. */
+  readonly maxChars?: number;
+}
+
+/** The tool's title, or its name when the config no longer has it. */
+export function toolTitle(step: Pick<ValidatedStep, 'tool'>, tool: ToolDefinition | undefined): string {
+  return tool?.title ?? step.tool;
+}
+
+/** "*2. Reschedule delivery* · `s2`" */
+export function stepHeading(input: {
+  readonly step: Pick<ValidatedStep, 'id' | 'tool'>;
+  readonly position: number;
+  readonly tool: ToolDefinition | undefined;
+}): string {
+  return `*${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 150)}* · \`${escapeMrkdwn(input.step.id)}\``;
+}
+
+const TAIL_LINE_MAX = 400;
+const NOTES_MAX = 900;
+const SHOWN_APPROVERS = 10;
+
+/**
+ * One step as mrkdwn, rendered from the structured plan (never from the agent's prose): heading, the
+ * arguments in readable form, where it stands with its approvers, who wrote it, what happened when it
+ * ran, and its annotations as warnings. Fits `maxChars`: arguments are cut first ("…and N more fields").
+ * The card, the diff message and the escalation message all render steps with it.
+ */
+export function renderStep(input: StepRenderInput, options: StepRenderOptions = {}): string {
+  const max = options.maxChars ?? SECTION_TEXT_MAX;
+  const heading = input.heading ?? stepHeading(input);
+  const tail = [
+    standingLine(input.standing, input.provenance),
+    input.provenance && provenanceLine(input.provenance, input.change),
+    input.outcome && outcomeLine(input.outcome, options),
+  ]
+    .filter((line): line is string => line !== undefined)
+    .map((line) => clipLine(line, TAIL_LINE_MAX));
+  const notes = joinWithinLimit(
+    input.step.annotations.map(
+      (note) => `${note.level === 'warning' ? '⚠️' : 'ℹ️'} ${clipMrkdwn(note.message, 500)}`,
+    ),
+    NOTES_MAX,
+    (left) => `…and ${plural(left, 'more note')}`,
+  );
+  const fixed = [heading, ...tail, ...(notes === '' ? [] : [notes])];
+  const bodyLines =
+    input.body ??
+    formatArgLines(input.tool?.args, input.step.args, options.tz === undefined ? {} : { tz: options.tz });
+  const budget = max - fixed.join('\n').length - 1;
+  const body =
+    bodyLines.length === 0
+      ? ''
+      : joinWithinLimit(bodyLines, budget, (left) => `…and ${plural(left, 'more field')}`);
+  return [heading, ...(body === '' ? [] : [body]), ...tail, ...(notes === '' ? [] : [notes])].join('\n');
+}
+
+/** A step as a section block; `accessory` is a button such as `remove_step`. */
+export function stepSection(
+  input: StepRenderInput,
+  options: StepRenderOptions & { readonly accessory?: SectionBlock['accessory'] } = {},
+): SectionBlock {
+  return {
+    type: 'section',
+    text: { type: 'mrkdwn', text: renderStep(input, options) },
+    ...(options.accessory === undefined ? {} : { accessory: options.accessory }),
+  };
+}
+
+/** One line per step, for lists that cannot hold full sections: "44. Add internal note · `s44` — auto". */
+export function stepLine(input: Pick<StepRenderInput, 'step' | 'position' | 'tool' | 'standing'>): string {
+  const summary = input.step.summary === undefined ? '' : `: ${clipMrkdwn(input.step.summary, 120)}`;
+  return `${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 80)} · \`${escapeMrkdwn(input.step.id)}\`${summary} — ${shortStanding(input.standing)}`;
+}
+
+function shortStanding(standing: StepStanding): string {
+  switch (standing.kind) {
+    case 'auto':
+      return 'no approval needed';
+    case 'blocked':
+      return '⛔ blocked';
+    case 'review':
+      return standing.have >= standing.need
+        ? `✅ ${escapeMrkdwn(standing.group)} approved`
+        : `${standing.have} of ${standing.need} ${escapeMrkdwn(standing.group)}`;
+  }
+}
+
+/** "1 of 2 finance approvals" */
+export function progressText(standing: {
+  readonly group: string;
+  readonly have: number;
+  readonly need: number;
+}): string {
+  const noun = standing.need === 1 ? 'approval' : 'approvals';
+  return `${standing.have} of ${standing.need} ${escapeMrkdwn(standing.group)} ${noun}`;
+}
+
+/**
+ * What a run still waits for, one entry per distinct progress:
+ * "0 of 1 operators approval (`s2`, `s3`) · 1 of 2 finance approvals (`s4`)".
+ */
+export function awaitingText(awaiting: readonly AwaitedStep[]): string {
+  const byProgress = new Map<string, string[]>();
+  for (const awaited of awaiting) {
+    const key = progressText(awaited);
+    byProgress.set(key, [...(byProgress.get(key) ?? []), `\`${escapeMrkdwn(awaited.stepId)}\``]);
+  }
+  const entries = [...byProgress].map(([progress, ids]) => {
+    const shown = ids.slice(0, 12);
+    const more = ids.length > shown.length ? ` and ${ids.length - shown.length} more` : '';
+    return `${progress} (${shown.join(', ')}${more})`;
+  });
+  const shown = entries.slice(0, 20);
+  const more = entries.length > shown.length ? ` · …and ${entries.length - shown.length} more` : '';
+  return `${shown.join(' · ')}${more}`;
+}
+
+function standingLine(standing: StepStanding, provenance: Provenance | undefined): string {
+  switch (standing.kind) {
+    case 'auto':
+      return `⚪ No approval needed (policy ${escapeMrkdwn(standing.rule)})`;
+    case 'blocked':
+      return `⛔ Blocked: ${clipMrkdwn(standing.reason, 200)} — the plan can't be approved while this step is in it`;
+    case 'review': {
+      const done = standing.have >= standing.need;
+      const shown = standing.approvers.slice(0, SHOWN_APPROVERS);
+      const others = standing.approvers.length - shown.length;
+      const by =
+        standing.approvers.length === 0
+          ? ''
+          : ` · approved by ${mentionList(shown)}${others > 0 ? ` and ${plural(others, 'other')}` : ''}`;
+      const notAuthor =
+        standing.distinctFromAuthor && provenance?.by === 'user'
+          ? ` · not by ${mention(provenance.userId)} (its author)`
+          : '';
+      return `${done ? '✅' : '👥'} ${progressText(standing)}${by}${notAuthor}`;
+    }
+  }
+}
+
+function provenanceLine(provenance: Provenance, change: StepRenderInput['change']): string | undefined {
+  if (provenance.by === 'agent') return undefined;
+  const verb = change ?? 'written';
+  return `✏️ ${verb} by ${mention(provenance.userId)} in v${provenance.version}`;
+}
+
+function outcomeLine(outcome: StepOutcome, options: StepRenderOptions): string {
+  const at = formatInstant(outcome.at, {
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.tz === undefined ? {} : { tz: options.tz }),
+  });
+  const detail = outcome.detail === undefined ? '' : `: ${clipMrkdwn(outcome.detail, 250)}`;
+  switch (outcome.status) {
+    case 'applying':
+      return `⏳ Running since ${at}${detail}`;
+    case 'applied':
+      return `✔️ Done at ${at}${detail}`;
+    case 'failed':
+      return `❌ Failed at ${at}${detail}`;
+    case 'uncertain':
+      return `❓ Uncertain: started at ${at} and never reported back — it will not be re-run automatically${detail}`;
+  }
+}
+
+/** Cuts an already-escaped line; used only on lines built here, whose escapes sit in short runs. */
+function clipLine(line: string, max: number): string {
+  if (line.length <= max) return line;
+  // Back off to before any entity or mention the cut would split.
+  let end = max - 1;
+  const open = Math.max(line.lastIndexOf('&', end), line.lastIndexOf('<', end));
+  if (open > line.lastIndexOf(';', end) && open > line.lastIndexOf('>', end)) end = open;
+  return `${line.slice(0, end)}…`;
+}
