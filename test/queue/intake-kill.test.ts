@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
 import type { JournalRecord } from '../../src/approvals/index.ts';
-import { decisionsQueue, INTAKE_QUEUE } from '../../src/queue/index.ts';
+import { decisionsQueue, INTAKE_QUEUE, type IntakeWorker } from '../../src/queue/index.ts';
 import { eventually, type IntakeStack, intakeStack } from '../support/intake-stack.ts';
 
 const CHILD = fileURLToPath(new URL('../support/intake-worker-child.ts', import.meta.url));
@@ -11,12 +11,16 @@ const steps = freightSteps.map((step) => ({ ...step, args: { ...step.args } }));
 
 let stack: IntakeStack;
 let child: ChildProcess | undefined;
+let rescuer: IntakeWorker | undefined;
 beforeAll(() => {
   stack = intakeStack('kill');
 });
-afterEach(() => {
+afterEach(async () => {
   child?.kill('SIGKILL');
   child = undefined;
+  // Each test's job must reach its own child, not the worker that rescued the previous one.
+  await rescuer?.close();
+  rescuer = undefined;
 });
 afterAll(() => stack.cleanup());
 
@@ -69,6 +73,18 @@ async function journalEvents(runId: string): Promise<string[]> {
   return records.map((text) => (JSON.parse(text) as JournalRecord).event.type);
 }
 
+/** The completed intake job of a run, once the worker finished it (storing comes before completing). */
+function completedIntakeJob(runId: string) {
+  return eventually(
+    async () => {
+      const jobs = await stack.queue(INTAKE_QUEUE).getJobs(['completed']);
+      return jobs.find((job) => job.data.body.runId === runId);
+    },
+    15_000,
+    `the intake job of ${runId} to complete`,
+  );
+}
+
 async function decisionJobs(): Promise<number> {
   return stack
     .queue(decisionsQueue(FREIGHT_AGENT))
@@ -89,14 +105,11 @@ describe('a worker killed mid-intake (SIGKILL, a real child process)', () => {
     worker.process.kill('SIGKILL');
     expect(await stack.service.getRun(runId)).toBeUndefined();
 
-    const rescuer = stack.startWorker({ lockDuration: 1000, stalledInterval: 1000 });
-    const run = await eventually(() => stack.service.getRun(runId), 15_000, 'the stalled job to be retried');
-    expect(run).toMatchObject({ version: 1, status: 'pending' });
-    const job = (await stack.queue(INTAKE_QUEUE).getJobs(['completed'])).find(
-      (j) => j.data.body.runId === runId,
-    );
-    expect(job?.returnvalue).toMatchObject({ kind: 'pending' });
-    expect(job?.stalledCounter).toBe(1);
+    rescuer = stack.startWorker({ lockDuration: 1000, stalledInterval: 1000 });
+    const job = await completedIntakeJob(runId);
+    expect(job.returnvalue).toMatchObject({ kind: 'pending' });
+    expect(job.stalledCounter).toBe(1);
+    expect(await stack.service.getRun(runId)).toMatchObject({ version: 1, status: 'pending' });
 
     expect((await stack.service.approve({ runId, version: 1, userId: 'U0OP1' })).kind).toBe('approved');
     await stack.service.redeliverUndelivered();
@@ -106,7 +119,6 @@ describe('a worker killed mid-intake (SIGKILL, a real child process)', () => {
     await expect(client.waitForDecision(runId, { timeoutMs: 5_000 })).resolves.toMatchObject({
       status: 'approved',
     });
-    await rescuer.close(); // the next test's job must reach its own child
   });
 
   it('after storing an all-auto plan: the retry finds it stored, and the decision is still delivered once', async () => {
@@ -118,11 +130,8 @@ describe('a worker killed mid-intake (SIGKILL, a real child process)', () => {
     worker.process.kill('SIGKILL');
     expect(await stack.service.getRun(runId)).toMatchObject({ status: 'approved' });
 
-    stack.startWorker({ lockDuration: 1000, stalledInterval: 1000 });
-    const job = await eventually(async () => {
-      const jobs = await stack.queue(INTAKE_QUEUE).getJobs(['completed']);
-      return jobs.find((j) => j.data.body.runId === runId);
-    }, 15_000);
+    rescuer = stack.startWorker({ lockDuration: 1000, stalledInterval: 1000 });
+    const job = await completedIntakeJob(runId);
     expect(job.returnvalue).toMatchObject({ kind: 'duplicate' });
     expect(await journalEvents(runId)).toEqual(['submitted', 'validated', 'approved']);
     expect(await decisionJobs()).toBe(before + 1);
