@@ -1,0 +1,340 @@
+import type { InputBlock, InputBlockElement, KnownBlock, ModalView } from '@slack/types';
+import type { RunView } from '../src/approvals/types.ts';
+import { authorableTools, mayAuthor, moneyToDecimal, type ToolDefinition } from '../src/pipeline/index.ts';
+import { formatArgValue } from './arg-fields.ts';
+import { button, context, divider, LIMITS, mrkdwn, option, plain, selectOptions } from './blocks.ts';
+import { encodeButtonValue } from './button-value.ts';
+import {
+  type AddedStep,
+  EDIT_IDS,
+  type EditLayout,
+  encodeEditMetadata,
+  type FieldSlot,
+  MAX_ADDED_STEPS,
+  nextStepIds,
+  planEditLayout,
+  type StepSlot,
+} from './edit-layout.ts';
+import { isActionable, lifecycleText } from './lifecycle.ts';
+import { clipMrkdwn, escapeMrkdwn, plural } from './mrkdwn.ts';
+import { stepHeading } from './step-section.ts';
+import type { ViewConfig } from './view-config.ts';
+
+/** What the edit modal is built from. Fields from the modal's private_metadata pass straight through. */
+export interface EditModalModel {
+  readonly run: RunView;
+  readonly config: ViewConfig;
+  /** Who edits: decides which tools `add_step` offers and which steps say they can't be changed. */
+  readonly editorId: string;
+  /** The version being edited: the card's on open, the modal's on updates (default: the current one). */
+  readonly baseVersion?: number | undefined;
+  /** Steps added so far in this modal. */
+  readonly added?: readonly AddedStep[] | undefined;
+  /** A tool just chosen in `add_step`: appended as a new step with a fresh id (`s<max+1>`). */
+  readonly addedTool?: string | undefined;
+  /** The step chosen in the picker of a plan edited step by step. */
+  readonly focusStepId?: string | undefined;
+  /** For times in the notice shown when the plan can no longer be edited (default: dates in UTC). */
+  readonly now?: number;
+  readonly tz?: string;
+}
+
+/**
+ * The edit modal (DESIGN.md §9), callback_id `edit_plan`: one input per argument (`arg:<stepId>:<path>`,
+ * element `input`) typed from the tool's zod schema and prefilled; `remove_steps`; `add_step` offering
+ * only tools the editor may author; private_metadata with run, base version and added steps. A plan too
+ * large for one modal is edited a step at a time through a `pick_step` select.
+ *
+ * When `baseVersion` is no longer current, or the run is decided, it returns a modal saying so (with an
+ * `edit` button for the current version) instead: nothing typed for an old version is carried over.
+ * @example await client.views.open({ trigger_id, view: buildEditModal({ run, config, editorId }) });
+ */
+export function buildEditModal(model: EditModalModel): ModalView {
+  const { run, config } = model;
+  const baseVersion = model.baseVersion ?? run.version;
+  if (baseVersion !== run.version && run.status === 'pending') return staleEditModal(run, baseVersion);
+  if (!isActionable(run, run.version)) {
+    return closedEditModal(run, {
+      ...(model.now === undefined ? {} : { now: model.now }),
+      ...(model.tz === undefined ? {} : { tz: model.tz }),
+    });
+  }
+
+  const usedIds = [...run.current.plan.steps.map((step) => step.id), ...(model.added ?? []).map((s) => s.id)];
+  const justAdded =
+    model.addedTool !== undefined &&
+    config.pipeline.tools.has(model.addedTool) &&
+    (model.added ?? []).length < MAX_ADDED_STEPS
+      ? { id: nextStepIds(usedIds, 1)[0]!, tool: model.addedTool }
+      : undefined;
+  const added = [...(model.added ?? []), ...(justAdded ? [justAdded] : [])];
+  const layout = planEditLayout({
+    run,
+    config,
+    added,
+    focusStepId: justAdded?.id ?? model.focusStepId,
+  });
+  const allowlist = config.pipeline.agents[run.agent]?.tools ?? [];
+  const addable =
+    layout.added.length < MAX_ADDED_STEPS ? authorableTools(config.pipeline, model.editorId, allowlist) : [];
+
+  const blocks: KnownBlock[] = [
+    context(introText(layout)),
+    ...(layout.mode === 'step_by_step' ? [stepPicker(layout)] : []),
+    ...layout.shown.flatMap((slot) => stepBlocks(slot, config, model.editorId)),
+    divider(),
+    removeStepsInput(layout),
+    ...(addable.length === 0 ? [] : [addStepSelect(addable)]),
+  ];
+  return {
+    type: 'modal',
+    callback_id: EDIT_IDS.callbackId,
+    title: plain(`Edit plan v${run.version}`, LIMITS.viewTitle),
+    submit: plain(`Save as version ${run.version + 1}`, LIMITS.viewTitle),
+    close: plain('Cancel', LIMITS.viewTitle),
+    private_metadata: encodeEditMetadata({
+      runId: layout.runId,
+      baseVersion: layout.baseVersion,
+      added: layout.added,
+      ...(layout.focusStepId === undefined ? {} : { focusStepId: layout.focusStepId }),
+    }),
+    blocks,
+  };
+}
+
+function introText(layout: EditLayout): string {
+  const next = layout.baseVersion + 1;
+  const lines = [
+    `Editing version ${layout.baseVersion} of run \`${escapeMrkdwn(layout.runId)}\`. Saving creates version ${next}: steps you add or change need approval again; steps you leave alone keep theirs.`,
+  ];
+  if (layout.mode === 'step_by_step') {
+    lines.push(
+      'This plan is too large to edit at once: choose a step, change it and save; then edit the next one.',
+    );
+  }
+  return lines.join('\n');
+}
+
+function stepPicker(layout: EditLayout): KnownBlock {
+  const options = layout.existing.map((step) => option(step.label, step.id));
+  const focused = options.find((o) => o.value === layout.focusStepId);
+  return {
+    type: 'actions',
+    block_id: EDIT_IDS.pickStep,
+    elements: [
+      {
+        type: 'static_select',
+        action_id: EDIT_IDS.pickStep,
+        placeholder: plain('Choose a step to edit', 150),
+        ...selectOptions(options),
+        ...(focused === undefined ? {} : { initial_option: focused }),
+      },
+    ],
+  };
+}
+
+function stepBlocks(slot: StepSlot, config: ViewConfig, editorId: string): KnownBlock[] {
+  const lines = [
+    `${stepHeading({ step: { id: slot.id, tool: slot.toolName }, position: slot.position, tool: slot.tool })}${slot.isNew ? ' · _new step_' : ''}`,
+  ];
+  if (slot.tool === undefined) {
+    lines.push(
+      `⚠️ The tool \`${escapeMrkdwn(slot.toolName)}\` is no longer configured: this step can only be removed.`,
+    );
+  } else if (!mayAuthor(config.pipeline, editorId, slot.toolName)) {
+    lines.push(
+      `🔒 Your groups may not write ${clipMrkdwn(slot.tool.title, 80)} steps: changes to it will be refused${slot.isNew ? '' : ', but you may remove it'}.`,
+    );
+  }
+  const hidden =
+    slot.hiddenFields === 0
+      ? []
+      : [context(`…and ${plural(slot.hiddenFields, 'more field')} not shown here; they keep their values.`)];
+  return [
+    { type: 'section', text: mrkdwn(lines.join('\n')) },
+    ...slot.fields.map((field) => fieldBlock(field)),
+    ...hidden,
+  ];
+}
+
+/** One input block per field, or a context line for a value no input can hold. */
+function fieldBlock(slot: FieldSlot): KnownBlock {
+  const { field } = slot;
+  if (slot.input === 'fixed') {
+    return context(
+      `*${clipMrkdwn(field.label, 200)}:* ${formatArgValue(field, slot.value)} — _can't be edited here; it is kept as it is_`,
+    );
+  }
+  const money = field.kind === 'money' ? ` (${field.currency ?? 'USD'})` : '';
+  const block: InputBlock = {
+    type: 'input',
+    block_id: slot.blockId,
+    label: plain(`${field.label}${money}`, LIMITS.inputLabel),
+    element: inputElement(slot),
+    // Unchecked is an answer for a checkbox, so it never blocks the form.
+    optional: field.optional || field.nullable || slot.input === 'checkbox',
+  };
+  if (field.kind === 'money') {
+    const example = moneyToDecimal(148_900, field.currency ?? 'USD');
+    return { ...block, hint: plain(`A decimal amount, e.g. ${example}`, 2000) };
+  }
+  return block;
+}
+
+function inputElement(slot: FieldSlot): InputBlockElement {
+  const { field, value } = slot;
+  const actionId = EDIT_IDS.input;
+  const text = typeof value === 'string' ? value : undefined;
+  const maxLength =
+    field.maxLength === undefined ? {} : { max_length: Math.min(field.maxLength, LIMITS.plainTextInput) };
+  switch (slot.input) {
+    case 'plain_text':
+    case 'multiline':
+      return {
+        type: 'plain_text_input',
+        action_id: actionId,
+        multiline: slot.input === 'multiline',
+        ...maxLength,
+        ...(text === undefined ? {} : { initial_value: text }),
+      };
+    case 'email':
+      return {
+        type: 'email_text_input',
+        action_id: actionId,
+        ...(text === undefined ? {} : { initial_value: text }),
+      };
+    case 'url':
+      return {
+        type: 'url_text_input',
+        action_id: actionId,
+        ...(text === undefined ? {} : { initial_value: text }),
+      };
+    case 'integer':
+      return {
+        type: 'number_input',
+        action_id: actionId,
+        is_decimal_allowed: false,
+        ...(typeof value === 'number' ? { initial_value: String(value) } : {}),
+      };
+    case 'money':
+      return {
+        type: 'number_input',
+        action_id: actionId,
+        is_decimal_allowed: true,
+        ...(typeof value === 'number'
+          ? { initial_value: moneyToDecimal(value, field.currency ?? 'USD') }
+          : {}),
+      };
+    case 'select': {
+      const options = (field.options ?? []).map((choice) => option(choice, choice));
+      const initial = options.find((o) => o.value === text);
+      return {
+        type: 'static_select',
+        action_id: actionId,
+        placeholder: plain('Choose…', 150),
+        options,
+        ...(initial === undefined ? {} : { initial_option: initial }),
+      };
+    }
+    case 'date':
+      return {
+        type: 'datepicker',
+        action_id: actionId,
+        ...(text === undefined ? {} : { initial_date: text }),
+      };
+    case 'datetime':
+      return {
+        type: 'datetimepicker',
+        action_id: actionId,
+        ...(text === undefined ? {} : { initial_date_time: Math.floor(Date.parse(text) / 1000) }),
+      };
+    case 'checkbox': {
+      const yes = option('Yes', 'true');
+      return {
+        type: 'checkboxes',
+        action_id: actionId,
+        options: [yes],
+        ...(value === true ? { initial_options: [yes] } : {}),
+      };
+    }
+    case 'fixed':
+      throw new Error(`edit modal: field ${slot.blockId} has no input`);
+  }
+}
+
+/** Checkboxes for up to 10 steps, a multi-select beyond (DESIGN.md §9); option values are step ids. */
+function removeStepsInput(layout: EditLayout): InputBlock {
+  const options = layout.existing.map((step) => option(step.label, step.id));
+  const element: InputBlockElement =
+    options.length <= LIMITS.checkboxOptions
+      ? { type: 'checkboxes', action_id: EDIT_IDS.input, options }
+      : {
+          type: 'multi_static_select',
+          action_id: EDIT_IDS.input,
+          placeholder: plain('Steps to remove', 150),
+          ...selectOptions(options),
+        };
+  return {
+    type: 'input',
+    block_id: EDIT_IDS.removeSteps,
+    label: plain('Remove steps', LIMITS.inputLabel),
+    optional: true,
+    element,
+  };
+}
+
+function addStepSelect(tools: readonly ToolDefinition[]): KnownBlock {
+  return {
+    type: 'actions',
+    block_id: EDIT_IDS.addStep,
+    elements: [
+      {
+        type: 'static_select',
+        action_id: EDIT_IDS.addStep,
+        placeholder: plain('Add a step…', 150),
+        ...selectOptions(tools.map((tool) => option(tool.title, tool.name))),
+      },
+    ],
+  };
+}
+
+/** Shown instead of the form when the version being edited is no longer current. */
+function staleEditModal(run: RunView, baseVersion: number): ModalView {
+  return {
+    type: 'modal',
+    callback_id: EDIT_IDS.callbackId,
+    title: plain('The plan changed', LIMITS.viewTitle),
+    close: plain('Close', LIMITS.viewTitle),
+    blocks: [
+      {
+        type: 'section',
+        text: mrkdwn(
+          `⚠️ *The plan changed while you were editing.* You were editing version ${baseVersion}; version ${run.version} is current now. Nothing you typed was applied — edits are never merged into a newer version.`,
+        ),
+      },
+      {
+        type: 'actions',
+        elements: [
+          button({
+            actionId: 'edit',
+            text: `Edit version ${run.version}`,
+            value: encodeButtonValue({ runId: run.runId, version: run.version }),
+            style: 'primary',
+          }),
+        ],
+      },
+    ],
+  };
+}
+
+/** Shown instead of the form when the run is decided (or expired). */
+function closedEditModal(run: RunView, time: { now?: number; tz?: string }): ModalView {
+  const outcome = lifecycleText(run, run.version, time) ?? `This plan is ${run.status}.`;
+  return {
+    type: 'modal',
+    callback_id: EDIT_IDS.callbackId,
+    title: plain('Edit plan', LIMITS.viewTitle),
+    close: plain('Close', LIMITS.viewTitle),
+    blocks: [{ type: 'section', text: mrkdwn(`${outcome}\nIt can no longer be edited.`) }],
+  };
+}

@@ -1,0 +1,335 @@
+import type { ModalView } from '@slack/types';
+import { z } from 'zod';
+import type { EditedStep } from '../src/approvals/service.ts';
+import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
+import { type Diagnostic, type JsonObject, type JsonValue, parseMoneyInput } from '../src/pipeline/index.ts';
+import type { ViewStateValues } from './blocks.ts';
+import {
+  argBlockId,
+  EDIT_IDS,
+  type FieldSlot,
+  inputBlockIds,
+  parseEditMetadata,
+  planEditLayout,
+  type StepSlot,
+} from './edit-layout.ts';
+import { buildEditModal } from './edit-modal.ts';
+import { truncate } from './mrkdwn.ts';
+import { buildNotice, buildNoticeModal } from './notices.ts';
+import type { ViewConfig } from './view-config.ts';
+
+/** An edit modal's submission, read: the steps of the candidate plan, or why it can't be one yet. */
+export type EditSubmission =
+  | {
+      readonly ok: true;
+      readonly runId: string;
+      readonly baseVersion: number;
+      /** Kept steps in plan order (with their ids), then added steps (with the ids the modal gave them). */
+      readonly steps: readonly EditedStep[];
+    }
+  /** Field-level errors for `response_action: "errors"`, keyed by block id. */
+  | { readonly ok: false; readonly reason: 'fields'; readonly errors: Readonly<Record<string, string>> }
+  /** The modal edits a version that is no longer current: nothing was read (edits are never merged). */
+  | {
+      readonly ok: false;
+      readonly reason: 'stale';
+      readonly baseVersion: number;
+      readonly currentVersion: number;
+    };
+
+/** What each input element puts in view.state.values (slack-protocol/state_values.json); unknown keys pass. */
+const elementState = z.looseObject({
+  type: z.string(),
+  value: z.string().nullish(),
+  selected_date: z.string().nullish(),
+  selected_date_time: z.number().nullish(),
+  selected_option: z.looseObject({ value: z.string() }).nullish(),
+  selected_options: z.array(z.looseObject({ value: z.string() })).nullish(),
+});
+type ElementState = z.infer<typeof elementState>;
+
+/** "Leave the key out" — distinct from `null`, which is a value. */
+const OMIT = Symbol('omit');
+type FieldValue = JsonValue | typeof OMIT;
+type FieldRead =
+  | { readonly ok: true; readonly value: FieldValue }
+  | { readonly ok: false; readonly message: string };
+
+/**
+ * Reads an edit modal's `view.state.values` back into steps, using the same layout the modal was
+ * built with: integers parsed exactly, money decimals converted to minor units without floats, dates
+ * as strings, checkboxes as booleans; removed steps dropped; added steps appended; fields the modal
+ * did not show keep their values. Problems come back per block id, for `response_action: "errors"`.
+ * @example
+ * const read = readEditSubmission({ run, config, stateValues: view.state.values, privateMetadata: view.private_metadata });
+ * if (read.ok) await service.applyEdit({ runId: read.runId, baseVersion: read.baseVersion, editorId, steps: read.steps });
+ */
+export function readEditSubmission(input: {
+  readonly run: RunView;
+  readonly config: ViewConfig;
+  readonly stateValues: ViewStateValues;
+  readonly privateMetadata: string;
+}): EditSubmission {
+  const { run } = input;
+  const parsed = parseEditMetadata(input.privateMetadata);
+  if (!parsed.ok || parsed.metadata.runId !== run.runId) {
+    return {
+      ok: false,
+      reason: 'fields',
+      errors: {
+        [EDIT_IDS.removeSteps]: 'This form is out of date: close it and click Edit on the card again.',
+      },
+    };
+  }
+  const { metadata } = parsed;
+  if (metadata.baseVersion !== run.version) {
+    return { ok: false, reason: 'stale', baseVersion: metadata.baseVersion, currentVersion: run.version };
+  }
+  const layout = planEditLayout({
+    run,
+    config: input.config,
+    added: metadata.added,
+    focusStepId: metadata.focusStepId,
+  });
+  const errors: Record<string, string> = {};
+  const stateOf = (blockId: string): ElementState | undefined => {
+    const parsedState = elementState.safeParse(input.stateValues[blockId]?.[EDIT_IDS.input]);
+    return parsedState.success ? parsedState.data : undefined;
+  };
+
+  const removed = new Set((stateOf(EDIT_IDS.removeSteps)?.selected_options ?? []).map((o) => o.value));
+  const shown = new Map(layout.shown.map((slot) => [slot.id, slot]));
+  const readArgs = (slot: StepSlot): JsonObject => {
+    const args = structuredClone(slot.args) as JsonObject;
+    for (const field of slot.fields) {
+      if (field.input === 'fixed') continue;
+      const read = readField(field, stateOf(field.blockId));
+      if (!read.ok) errors[field.blockId] = read.message;
+      else setAt(args, field.field.path, read.value);
+    }
+    return args;
+  };
+
+  const steps: EditedStep[] = [];
+  for (const step of run.current.plan.steps) {
+    if (removed.has(step.id)) continue;
+    const slot = shown.get(step.id);
+    steps.push({ id: step.id, tool: step.tool, args: slot === undefined ? step.args : readArgs(slot) });
+  }
+  for (const step of layout.added) {
+    const slot = shown.get(step.id);
+    steps.push({ id: step.id, tool: step.tool, args: slot === undefined ? {} : readArgs(slot) });
+  }
+  if (Object.keys(errors).length > 0) return { ok: false, reason: 'fields', errors };
+  return { ok: true, runId: run.runId, baseVersion: metadata.baseVersion, steps };
+}
+
+/** One field's value from its element state. */
+function readField(slot: FieldSlot, state: ElementState | undefined): FieldRead {
+  const { field } = slot;
+  const typed = state?.value ?? '';
+  switch (slot.input) {
+    case 'plain_text':
+    case 'multiline':
+    case 'email':
+    case 'url':
+      return typed === '' ? empty(slot) : { ok: true, value: typed };
+    case 'integer': {
+      if (typed.trim() === '') return empty(slot);
+      if (!/^[-+]?\d+$/.test(typed.trim())) return { ok: false, message: 'Enter a whole number, like 12.' };
+      const value = Number(typed.trim());
+      return Number.isSafeInteger(value)
+        ? { ok: true, value: Object.is(value, -0) ? 0 : value }
+        : { ok: false, message: 'That number is too large.' };
+    }
+    case 'money': {
+      if (typed.trim() === '') return empty(slot);
+      const money = parseMoneyInput(typed, field.currency ?? 'USD');
+      return money.ok ? { ok: true, value: money.minor } : { ok: false, message: capitalize(money.message) };
+    }
+    case 'select': {
+      const picked = state?.selected_option?.value;
+      if (picked === undefined) return empty(slot);
+      return (field.options ?? []).includes(picked)
+        ? { ok: true, value: picked }
+        : { ok: false, message: 'Choose one of the options.' };
+    }
+    case 'date': {
+      const date = state?.selected_date;
+      if (date === undefined || date === null) return empty(slot);
+      return /^\d{4}-\d{2}-\d{2}$/.test(date)
+        ? { ok: true, value: date }
+        : { ok: false, message: 'Pick a date.' };
+    }
+    case 'datetime': {
+      const seconds = state?.selected_date_time;
+      if (seconds === undefined || seconds === null) return empty(slot);
+      if (!Number.isSafeInteger(seconds)) return { ok: false, message: 'Pick a date and time.' };
+      // An unchanged time keeps its exact text (sub-second digits included).
+      if (typeof slot.value === 'string' && Math.floor(Date.parse(slot.value) / 1000) === seconds) {
+        return { ok: true, value: slot.value };
+      }
+      return { ok: true, value: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z') };
+    }
+    case 'checkbox': {
+      const checked = (state?.selected_options ?? []).some((o) => o.value === 'true');
+      // Unchecked on an optional field that had no value leaves it out, as it was.
+      if (!checked && slot.value === undefined && field.optional) return { ok: true, value: OMIT };
+      return { ok: true, value: checked };
+    }
+    case 'fixed':
+      return { ok: true, value: slot.value === undefined ? OMIT : slot.value };
+  }
+}
+
+/** An empty field: null if it was null, left out if it may be, null if it may be, else required. */
+function empty(slot: FieldSlot): FieldRead {
+  if (slot.value === null) return { ok: true, value: null };
+  if (slot.field.optional) return { ok: true, value: OMIT };
+  if (slot.field.nullable) return { ok: true, value: null };
+  return { ok: false, message: 'This field is required.' };
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Sets (or, for OMIT, deletes) the value at `path`, creating objects on the way for new steps. */
+function setAt(args: JsonObject, path: readonly (string | number)[], value: FieldValue): void {
+  let parent: JsonValue = args;
+  for (const [index, key] of path.entries()) {
+    const last = index === path.length - 1;
+    if (Array.isArray(parent) && typeof key === 'number') {
+      if (last) {
+        if (value !== OMIT) parent[key] = value;
+        return;
+      }
+      parent = parent[key] ?? null;
+    } else if (
+      typeof parent === 'object' &&
+      parent !== null &&
+      !Array.isArray(parent) &&
+      typeof key === 'string'
+    ) {
+      const object: JsonObject = parent;
+      if (last) {
+        if (value === OMIT) delete object[key];
+        else
+          Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+        return;
+      }
+      if (!Object.hasOwn(object, key)) {
+        if (value === OMIT) return;
+        Object.defineProperty(object, key, {
+          value: {},
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      parent = object[key] ?? null;
+    } else {
+      return;
+    }
+  }
+}
+
+/** Longest error shown under one field. */
+const ERROR_MAX = 500;
+
+/**
+ * Puts pipeline diagnostics where the editor will see them: `arg:<stepId>:<path>` when that input is
+ * shown (or the nearest shown parent path), else the step's first shown field (a plan-level problem
+ * with a step, such as may_author on an added step), else `remove_steps`. Several messages for one
+ * block are joined.
+ */
+export function diagnosticsToModalErrors(
+  diagnostics: readonly Diagnostic[],
+  inputBlockIds: readonly string[],
+): Record<string, string> {
+  const shown = new Set(inputBlockIds);
+  const fallback = shown.has(EDIT_IDS.removeSteps) ? EDIT_IDS.removeSteps : inputBlockIds[0];
+  const messages = new Map<string, string[]>();
+  for (const diagnostic of diagnostics) {
+    const target = targetBlock(diagnostic, shown, inputBlockIds) ?? fallback;
+    if (target === undefined) continue;
+    messages.set(target, [...(messages.get(target) ?? []), diagnostic.message]);
+  }
+  return Object.fromEntries(
+    [...messages].map(([blockId, list]) => [blockId, truncate(list.join(' · '), ERROR_MAX)]),
+  );
+}
+
+function targetBlock(
+  diagnostic: Diagnostic,
+  shown: ReadonlySet<string>,
+  inputBlockIds: readonly string[],
+): string | undefined {
+  const { stepId, path } = diagnostic;
+  if (stepId === undefined) return undefined;
+  for (let length = path?.length ?? 0; length > 0; length--) {
+    const blockId = argBlockId(stepId, path!.slice(0, length));
+    if (shown.has(blockId)) return blockId;
+  }
+  const prefix = argBlockId(stepId, []);
+  return inputBlockIds.find((blockId) => blockId.startsWith(prefix));
+}
+
+/** What to answer a view_submission with: field errors, a replacement view, or close the modal. */
+export type EditSubmissionAck =
+  | { readonly response_action: 'errors'; readonly errors: Readonly<Record<string, string>> }
+  | { readonly response_action: 'update'; readonly view: ModalView }
+  | { readonly response_action: 'clear' };
+
+/**
+ * The answer to an edit modal's submission, from what reading it or the `applyEdit` use case gave:
+ * field errors stay in the modal next to their fields; a stale base shows the current version to edit
+ * instead; refusals (unauthorized, decided, expired, not found) replace the form with the reason; a
+ * new version (or no change) closes the modal.
+ */
+export function editSubmissionAck(
+  outcome: EditSubmission | UseCaseResult,
+  context: {
+    readonly run: RunView;
+    readonly config: ViewConfig;
+    readonly editorId: string;
+    readonly privateMetadata: string;
+    readonly now: number;
+    readonly tz?: string;
+  },
+): EditSubmissionAck {
+  const time = { now: context.now, ...(context.tz === undefined ? {} : { tz: context.tz }) };
+  const metadata = parseEditMetadata(context.privateMetadata);
+  // The version the modal was editing; 0 (never current) if its metadata is unreadable.
+  const baseVersion = metadata.ok ? metadata.metadata.baseVersion : 0;
+  if ('ok' in outcome) {
+    if (outcome.ok) return { response_action: 'clear' };
+    if (outcome.reason === 'fields') return { response_action: 'errors', errors: outcome.errors };
+    return { response_action: 'update', view: buildEditModal({ ...context, ...time, baseVersion }) };
+  }
+  switch (outcome.kind) {
+    case 'invalid': {
+      const layout = planEditLayout({
+        run: context.run,
+        config: context.config,
+        ...(metadata.ok
+          ? { added: metadata.metadata.added, focusStepId: metadata.metadata.focusStepId }
+          : {}),
+      });
+      return {
+        response_action: 'errors',
+        errors: diagnosticsToModalErrors(outcome.diagnostics, inputBlockIds(layout)),
+      };
+    }
+    case 'stale':
+      return {
+        response_action: 'update',
+        view: buildEditModal({ ...context, ...time, run: outcome.run, baseVersion }),
+      };
+    case 'edited':
+    case 'unchanged':
+      return { response_action: 'clear' };
+    default:
+      return { response_action: 'update', view: buildNoticeModal(buildNotice(outcome, time), 'Edit plan') };
+  }
+}
