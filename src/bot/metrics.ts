@@ -53,7 +53,9 @@ export class Metrics {
       case 'rejected':
       case 'expired':
         this.decisions.inc({ status: result.kind });
-        this.timeToDecision.observe(Math.max(0, ((result.run.decidedAt ?? result.run.createdAt) - result.run.createdAt) / 1000));
+        this.timeToDecision.observe(
+          Math.max(0, ((result.run.decidedAt ?? result.run.createdAt) - result.run.createdAt) / 1000),
+        );
         break;
       case 'edited':
         this.edits.inc();

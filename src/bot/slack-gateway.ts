@@ -51,10 +51,21 @@ export class SlackGateway {
    * Shows `message` as the run's card: posts it the first time, updates it in place afterwards.
    * Returns where the card is.
    */
-  async showCard(input: { runId: string; version: number; channel: string; message: SlackMessage }): Promise<MessageRef> {
-    const known = (await this.ledger.cardOf(input.runId)) ?? (await this.findCard(input.channel, input.runId));
+  async showCard(input: {
+    runId: string;
+    version: number;
+    channel: string;
+    message: SlackMessage;
+  }): Promise<MessageRef> {
+    const known =
+      (await this.ledger.cardOf(input.runId)) ?? (await this.findCard(input.channel, input.runId));
     if (known !== undefined) {
-      await this.client.chat.update({ channel: known.channel, ts: known.ts, text: input.message.text, blocks: [...input.message.blocks] });
+      await this.client.chat.update({
+        channel: known.channel,
+        ts: known.ts,
+        text: input.message.text,
+        blocks: [...input.message.blocks],
+      });
       await this.ledger.recordCard(input.runId, input.version, known);
       return known;
     }
@@ -77,14 +88,20 @@ export class SlackGateway {
       await this.client.conversations.history({ channel, include_all_metadata: true, limit: 100 }),
     );
     const found = history.messages.find(
-      (message) => message.metadata?.event_type === CARD_EVENT && message.metadata.event_payload?.run_id === runId,
+      (message) =>
+        message.metadata?.event_type === CARD_EVENT && message.metadata.event_payload?.run_id === runId,
     );
     return found === undefined ? undefined : { channel, ts: found.ts };
   }
 
   /** Replaces a message's content (cards, diff and escalation messages after a decision). */
   async update(ref: MessageRef, message: SlackMessage): Promise<void> {
-    await this.client.chat.update({ channel: ref.channel, ts: ref.ts, text: message.text, blocks: [...message.blocks] });
+    await this.client.chat.update({
+      channel: ref.channel,
+      ts: ref.ts,
+      text: message.text,
+      blocks: [...message.blocks],
+    });
   }
 
   /** Posts in a thread (the diff message goes under the card). */

@@ -23,8 +23,9 @@ function currencySymbol(currency: string): string {
   let symbol = symbolCache.get(currency);
   if (symbol === undefined) {
     symbol =
-      new Intl.NumberFormat('en-US', { style: 'currency', currency }).formatToParts(0).find((p) => p.type === 'currency')
-        ?.value ?? currency;
+      new Intl.NumberFormat('en-US', { style: 'currency', currency })
+        .formatToParts(0)
+        .find((p) => p.type === 'currency')?.value ?? currency;
     symbolCache.set(currency, symbol);
   }
   return symbol;
