@@ -45,7 +45,7 @@ function noticeLines(result: UseCaseResult, time: { readonly now?: number; reado
       return [
         `✏️ Version ${result.run.version} is posted with your changes.${
           result.diff.touchedStepIds.length > 0
-            ? ` ${stepList(result.diff.touchedStepIds)} ${result.diff.touchedStepIds.length === 1 ? 'needs' : 'need'} approval again.`
+            ? ` ${capitalize(stepList(result.diff.touchedStepIds))} ${result.diff.touchedStepIds.length === 1 ? 'needs' : 'need'} approval again.`
             : ''
         }`,
       ];
@@ -56,14 +56,14 @@ function noticeLines(result: UseCaseResult, time: { readonly now?: number; reado
         `⏭️ That was an older version of the plan: version ${result.currentVersion} is current — see the newest card in the thread. Nothing was changed.`,
       ];
     case 'already_decided':
-      return [`This plan was already ${decided(result.status, result.by)}. Nothing was changed.`];
+      return [`${decided(result.status, result.by)} Nothing was changed.`];
     case 'unauthorized':
       return [`🚫 You can't do that: ${clipMrkdwn(result.reason, 1000)}. Nothing was changed.`];
     case 'invalid': {
       const shown = result.diagnostics.slice(0, SHOWN_DIAGNOSTICS);
       const more = result.diagnostics.length - shown.length;
       return [
-        `🚫 The plan is invalid (${result.phase} check failed), so nothing was changed:`,
+        `🚫 The plan failed validation (${result.phase} phase), so nothing was changed:`,
         ...shown.map((diagnostic) => `• ${clipMrkdwn(diagnostic.message, 400)}`),
         ...(more > 0 ? [`…and ${plural(more, 'more problem')}`] : []),
       ];
@@ -96,9 +96,16 @@ function stepList(ids: readonly string[]): string {
   return `${ids.length === 1 ? 'step' : 'steps'} ${listInWords([...shown, ...more])}`;
 }
 
+/** "This plan was already approved by <@U0OP2>." / "This plan already expired." */
 function decided(status: RunStatus, by: string | undefined): string {
   const who = by !== undefined && /^[UW][A-Z0-9]+$/.test(by) ? ` by ${mention(by)}` : '';
-  return status === 'pending' ? 'changed' : `${status}${who}`;
+  if (status === 'expired') return 'This plan already expired.';
+  if (status === 'pending') return 'This plan changed meanwhile.';
+  return `This plan was already ${status}${who}.`;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** A notice as a modal (no inputs), e.g. to replace an edit form that can no longer be submitted. */
