@@ -120,16 +120,18 @@ function fallbackText(run: RunView, shown: StoredVersion, count: number): string
 function pendingText(run: RunView, escalatedTo: readonly string[], steps: readonly ValidatedStep[]): string {
   const lines: string[] = [];
   if (run.awaiting.length > 0) lines.push(`🕓 *Waiting for* ${awaitingText(run.awaiting)}`);
+  if (escalatedTo.length > 0) {
+    const level = run.escalationLevel > 0 ? ` (level ${run.escalationLevel})` : '';
+    lines.push(`⏫ Escalated to ${mentionList(escalatedTo)}${level}: they may act on this card too.`);
+  }
   for (const step of run.blocked) {
     const reason = step.route.kind === 'block' ? step.route.reason : 'blocked';
     lines.push(
       `⛔ *Can't be approved while step \`${escapeMrkdwn(step.id)}\` is in the plan:* ${clipMrkdwn(reason, 300)}. Edit the plan to remove it.`,
     );
   }
-  if (lines.length === 0) lines.push(steps.length > 0 ? 'Every step has its approvals.' : 'No steps.');
-  if (escalatedTo.length > 0) {
-    const level = run.escalationLevel > 0 ? ` (level ${run.escalationLevel})` : '';
-    lines.push(`⏫ Escalated to ${mentionList(escalatedTo)}${level}: they may act on this card too.`);
+  if (run.awaiting.length === 0 && run.blocked.length === 0) {
+    lines.unshift(steps.length > 0 ? 'Every step has its approvals.' : 'No steps.');
   }
   return joinWithinLimit(lines, LIMITS.sectionText, (left) => `…and ${plural(left, 'more blocked step')}`);
 }

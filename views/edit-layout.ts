@@ -180,9 +180,13 @@ export function planEditLayout(input: {
 }): EditLayout {
   const { run, config } = input;
   const steps = run.current.plan.steps;
-  const existingIds = new Set(steps.map((step) => step.id));
+  const taken = new Set(steps.map((step) => step.id));
   const added = (input.added ?? [])
-    .filter((step) => !existingIds.has(step.id) && toolOf(config, step.tool) !== undefined)
+    .filter((step) => {
+      const fresh = !taken.has(step.id) && toolOf(config, step.tool) !== undefined;
+      taken.add(step.id);
+      return fresh;
+    })
     .slice(0, MAX_ADDED_STEPS);
   const slots: StepSlot[] = [
     ...steps.map((step, index) =>

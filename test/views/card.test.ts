@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { freightPlan } from '../../examples/freight/plans.ts';
 import { checkMessageBlocks } from '../../src/emulator/block-kit-limits.ts';
 import { buildApprovalCard } from '../../views/card.ts';
+import { renderStep } from '../../views/step-section.ts';
 import {
   agentVersion,
   approval,
@@ -397,5 +398,36 @@ describe('approval card limits', () => {
     for (const { text: section } of mrkdwnTexts(card.blocks))
       expect(section.length).toBeLessThanOrEqual(3000);
     expect(unescapedMarkup(text, FREIGHT_USERS)).toEqual([]);
+  });
+
+  it('keeps one step within a section whatever it carries, cutting arguments first', () => {
+    const step = validPlan(freightPlan({ now: NOW })).steps[2]!;
+    const users = Array.from({ length: 40 }, (_, i) => `U0USER${i}`);
+    const text = renderStep({
+      step: {
+        ...step,
+        args: { ticket_id: '74991', body: '<!channel> '.repeat(300) },
+        annotations: Array.from({ length: 30 }, () => ({
+          level: 'warning' as const,
+          message: '&'.repeat(1000),
+        })),
+      },
+      position: 3,
+      tool: freightConfig.pipeline.tools.get('send_reply'),
+      standing: {
+        kind: 'review',
+        group: 'finance',
+        have: 40,
+        need: 2,
+        approvers: users,
+        distinctFromAuthor: true,
+      },
+      provenance: { by: 'user', userId: 'U0OP1', version: 2 },
+      outcome: { stepId: 's3', status: 'uncertain', detail: '<@U999> '.repeat(1000), at: NOW },
+    });
+    expect(text.length).toBeLessThanOrEqual(3000);
+    expect(text).toContain('…and 29 more notes');
+    expect(text).toContain('and 30 others');
+    expect(unescapedMarkup(text, [...users, 'U0OP1'])).toEqual([]);
   });
 });

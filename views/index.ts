@@ -1,0 +1,67 @@
+/** Pure Block Kit builders for Slack (DESIGN.md §9): no I/O, time passed in. See README.md for the ids. */
+export { type ArgField, argFields, type FieldKind, formatArgLines, formatArgValue } from './arg-fields.ts';
+export { LIMITS, type SlackMessage, type ViewStateValues } from './blocks.ts';
+export {
+  type ButtonValue,
+  type ButtonValueResult,
+  buttonValueSchema,
+  encodeButtonValue,
+  parseButtonValue,
+} from './button-value.ts';
+export { type ApprovalCardModel, approveButton, buildApprovalCard } from './card.ts';
+export { buildDiffMessage, type DiffMessageModel } from './diff-message.ts';
+export {
+  type AddedStep,
+  argBlockId,
+  EDIT_IDS,
+  type EditMetadata,
+  type EditMetadataResult,
+  encodeEditMetadata,
+  MAX_ADDED_STEPS,
+  nextStepIds,
+  parseEditMetadata,
+} from './edit-layout.ts';
+export { buildEditModal, type EditModalModel } from './edit-modal.ts';
+export {
+  diagnosticsToModalErrors,
+  type EditSubmission,
+  type EditSubmissionAck,
+  editSubmissionAck,
+  readEditSubmission,
+} from './edit-submission.ts';
+export { isActionable, lifecycleText, type RunLifecycle } from './lifecycle.ts';
+export {
+  clipMrkdwn,
+  escapeMrkdwn,
+  joinWithinLimit,
+  listInWords,
+  mention,
+  mentionList,
+  plural,
+  quoteLines,
+  truncate,
+} from './mrkdwn.ts';
+export { buildNotice, buildNoticeModal } from './notices.ts';
+export {
+  buildRejectModal,
+  REJECT_IDS,
+  REJECT_REASON_MAX,
+  type RejectSubmission,
+  readRejectSubmission,
+} from './reject-modal.ts';
+export {
+  awaitingText,
+  progressText,
+  renderStep,
+  SECTION_TEXT_MAX,
+  type StepRenderInput,
+  type StepRenderOptions,
+  type StepStanding,
+  stepHeading,
+  stepLine,
+  stepSection,
+  stepStanding,
+  toolTitle,
+} from './step-section.ts';
+export { formatDay, formatInstant, formatInstantFromNow, formatSpan, type TimeOptions } from './time.ts';
+export { toolOf, type ViewConfig } from './view-config.ts';
