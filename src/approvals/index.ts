@@ -2,13 +2,13 @@
 export * from './describe-event.ts';
 export * from './journal.ts';
 export * from './keys.ts';
+export * from './outcomes.ts';
 export * from './rules.ts';
 export {
   ApprovalService,
   type ApprovalServiceOptions,
   type EditedStep,
   envelopeOf,
-  type OutcomeResult,
 } from './service.ts';
 export type { RunFields, RunSnapshot } from './store.ts';
 export * from './types.ts';

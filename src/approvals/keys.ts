@@ -31,6 +31,8 @@ export interface Keys {
   readonly undelivered: string;
   /** List (newest first, capped): submissions refused before they became runs. */
   readonly refused: string;
+  /** Pub/sub channel announcing each decided run id of an agent (waitForDecision listens). */
+  decided(agent: string): string;
   /** Submission nonces, for replay refusal: `nonce(agent, nonce)`. */
   nonce(agent: string, nonce: string): string;
 }
@@ -56,6 +58,7 @@ export function createKeys(prefix = 'cs'): Keys {
     runs: `${prefix}:index:runs`,
     undelivered: `${prefix}:index:undelivered`,
     refused: `${prefix}:log:refused`,
+    decided: (agent) => `${prefix}:decided:${agent}`,
     nonce: (agent, nonce) => `${prefix}:nonce:${agent}:${nonce}`,
   };
 }

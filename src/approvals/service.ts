@@ -14,8 +14,18 @@ import {
 } from '../pipeline/index.ts';
 import { buildDecision } from './decision-builder.ts';
 import { createKeys, type Keys, type RunKeys } from './keys.ts';
+import { type OutcomeResult, readOutcomes, recordOutcome } from './outcomes.ts';
 import { type Authority, awaitedSteps, blockedSteps, explainNoAuthority, stepsToApprove } from './rules.ts';
-import { approvalEntry, loadRun, loadVersion, RunCommit, type RunFields, type RunSnapshot } from './store.ts';
+import {
+  approvalEntry,
+  commitLoop,
+  loadRun,
+  loadVersion,
+  RunCommit,
+  type RunFields,
+  type RunSnapshot,
+  type Attempt as StoreAttempt,
+} from './store.ts';
 import type {
   ApprovalRecord,
   JournalEvent,
@@ -48,22 +58,10 @@ export interface EditedStep {
   readonly args: JsonObject;
 }
 
-export type OutcomeResult =
-  | { readonly kind: 'recorded'; readonly outcome: StepOutcome }
-  | { readonly kind: 'already_claimed'; readonly outcome: StepOutcome }
-  | { readonly kind: 'not_found' }
-  | { readonly kind: 'not_approved'; readonly status: string }
-  | { readonly kind: 'unknown_step' };
-
-/** What one attempt at a use case decided: the writes (if any) and the answer. */
-interface Attempt<R> {
-  readonly commit?: RunCommit;
-  readonly result: R;
-  /** The decision this commit seals, to deliver once committed. */
+/** One attempt at a use case, plus the decision its commit seals (delivered once committed). */
+interface Attempt<R> extends StoreAttempt<R> {
   readonly decision?: Decision;
 }
-
-const MAX_ATTEMPTS = 25;
 
 /**
  * The approval state machine (DESIGN.md §7): the only writer of approval state. Every use case reads the
@@ -543,51 +541,14 @@ export class ApprovalService {
     );
   }
 
-  /**
-   * The agent reports a step's outcome. `applying` claims the step: a second claim is refused, so a
-   * step is never dispatched twice (a redelivered decision finds it claimed).
-   */
+  /** The agent reports a step's outcome; see `recordOutcome` in outcomes.ts. */
   recordOutcome(input: {
     runId: string;
     stepId: string;
     status: 'applying' | 'applied' | 'failed';
     detail?: string;
   }): Promise<OutcomeResult> {
-    return this.transact<OutcomeResult>(input.runId, async (snapshot, now) => {
-      if (snapshot.fields === undefined || snapshot.current === undefined)
-        return { result: { kind: 'not_found' } };
-      if (snapshot.fields.status !== 'approved')
-        return { result: { kind: 'not_approved', status: snapshot.fields.status } };
-      if (!snapshot.current.plan.steps.some((step) => step.id === input.stepId))
-        return { result: { kind: 'unknown_step' } };
-      const keys = this.keys.forRun(input.runId);
-      const existingText = await this.redis.hget(keys.outcomes, input.stepId);
-      const existing =
-        existingText === null ? undefined : this.deriveOutcome(JSON.parse(existingText) as StepOutcome, now);
-      const claimConflict =
-        existing !== undefined && (input.status === 'applying' || existing.status !== 'applying');
-      if (existing !== undefined && claimConflict)
-        return { result: { kind: 'already_claimed', outcome: existing } };
-      const outcome: StepOutcome = {
-        stepId: input.stepId,
-        status: input.status,
-        at: now,
-        ...(input.detail === undefined ? {} : { detail: input.detail.slice(0, 2000) }),
-      };
-      const commit = new RunCommit(keys, snapshot)
-        .hset(keys.outcomes, { [input.stepId]: JSON.stringify(outcome) })
-        .journal(
-          {
-            type: 'outcome',
-            stepId: input.stepId,
-            status: input.status,
-            ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
-          },
-          now,
-          snapshot.fields.planDigest,
-        );
-      return { commit, result: { kind: 'recorded', outcome } };
-    });
+    return recordOutcome(this.redis, this.keys, input, this.outcomeOptions());
   }
 
   /** The run as people see it now, or undefined for an unknown run id. */
@@ -608,10 +569,8 @@ export class ApprovalService {
   }
 
   /** Outcomes reported per step; `applying` older than `defaults.uncertainAfter` reads as `uncertain`. */
-  async getOutcomes(runId: string): Promise<StepOutcome[]> {
-    const hash = await this.redis.hgetall(this.keys.forRun(runId).outcomes);
-    const now = this.clock();
-    return Object.values(hash).map((text) => this.deriveOutcome(JSON.parse(text) as StepOutcome, now));
+  getOutcomes(runId: string): Promise<StepOutcome[]> {
+    return readOutcomes(this.redis, this.keys, runId, this.outcomeOptions());
   }
 
   /** Pending runs with their expiry (ms), oldest expiry first: what boot-time reconciliation walks. */
@@ -645,26 +604,23 @@ export class ApprovalService {
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────────
 
-  /** Read → decide → compare-and-set, retried on a lost race. Index writes and delivery follow a commit. */
+  /** Runs one transition in the store's commit loop; index writes and delivery follow a commit. */
   private async transact<R>(
     runId: string,
     decide: (snapshot: RunSnapshot, now: number) => Attempt<R> | Promise<Attempt<R>>,
   ): Promise<R> {
-    const keys = this.keys.forRun(runId);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const snapshot = await loadRun(this.redis, keys);
-      const now = this.clock();
-      const outcome = await decide(snapshot, now);
-      if (outcome.commit === undefined) return outcome.result;
-      // Into the outbox before the commit, so a crash right after it still gets the decision delivered.
-      if (outcome.decision !== undefined) await this.redis.zadd(this.keys.undelivered, now, runId);
-      if (await outcome.commit.exec(this.redis)) {
-        await this.afterCommit(runId, snapshot, outcome, now);
-        return outcome.result;
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
-    }
-    throw new Error(`run ${runId}: gave up after ${MAX_ATTEMPTS} conflicting attempts`);
+    const { attempt, snapshot, now, committed } = await commitLoop(
+      this.redis,
+      this.keys.forRun(runId),
+      this.clock,
+      decide,
+      async (pending, at) => {
+        // Into the outbox before the commit, so a crash right after it still gets the decision delivered.
+        if (pending.decision !== undefined) await this.redis.zadd(this.keys.undelivered, at, runId);
+      },
+    );
+    if (committed) await this.afterCommit(runId, snapshot, attempt, now);
+    return attempt.result;
   }
 
   private async afterCommit<R>(
@@ -674,16 +630,19 @@ export class ApprovalService {
     now: number,
   ): Promise<void> {
     const result = outcome.result as UseCaseResult | undefined;
-    if (snapshot.fields === undefined && result !== undefined && 'kind' in result) {
-      await this.redis.zadd(this.keys.runs, now, runId);
+    // Cross-run indexes live outside the run's hash slot, so they are written after the commit, in one
+    // round trip; boot-time reconciliation and the outbox sweep tolerate a crash in between.
+    const created = snapshot.fields === undefined;
+    if (created || outcome.decision !== undefined) {
+      const indexes = this.redis.multi();
+      if (created) indexes.zadd(this.keys.runs, now, runId);
+      if (created && result?.kind === 'pending') {
+        indexes.zadd(this.keys.pending, Date.parse(result.run.current.plan.expiresAt), runId);
+      }
+      if (outcome.decision !== undefined) indexes.zrem(this.keys.pending, runId);
+      await indexes.exec();
     }
-    if (result?.kind === 'pending' && snapshot.fields === undefined) {
-      await this.redis.zadd(this.keys.pending, Date.parse(result.run.current.plan.expiresAt), runId);
-    }
-    if (outcome.decision !== undefined) {
-      await this.redis.zrem(this.keys.pending, runId);
-      await this.deliver(outcome.decision);
-    }
+    if (outcome.decision !== undefined) await this.deliver(outcome.decision);
   }
 
   /** Delivers one decision and takes it out of the outbox; failures stay for the sweep. */
@@ -908,14 +867,12 @@ export class ApprovalService {
     return result;
   }
 
-  private deriveOutcome(outcome: StepOutcome, now: number): StepOutcome {
-    return outcome.status === 'applying' && now - outcome.at > this.config.defaults.uncertainAfterMs
-      ? { ...outcome, status: 'uncertain' }
-      : outcome;
+  private outcomeOptions() {
+    return { clock: this.clock, uncertainAfterMs: this.config.defaults.uncertainAfterMs };
   }
 
   private decidedChannel(agent: string): string {
-    return `${this.keys.prefix}:decided:${agent}`;
+    return this.keys.decided(agent);
   }
 
   private authority(fields: RunFields): Authority {

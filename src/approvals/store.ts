@@ -203,3 +203,35 @@ export class RunCommit {
 export function approvalEntry(approval: ApprovalRecord): Record<string, string> {
   return { [`${approval.stepDigest}|${approval.userId}`]: JSON.stringify(approval) };
 }
+
+/** What one attempt at a transition decided: the writes (if any) and the answer. */
+export interface Attempt<R> {
+  readonly commit?: RunCommit;
+  readonly result: R;
+}
+
+const MAX_ATTEMPTS = 25;
+
+/**
+ * Read → decide → compare-and-set, retried on a lost race: the one loop every transition runs in.
+ * `beforeCommit` runs before each commit attempt (the service puts decisions in its outbox there);
+ * the returned snapshot is the one the winning attempt was decided on.
+ */
+export async function commitLoop<R, A extends Attempt<R>>(
+  redis: Redis,
+  keys: RunKeys,
+  clock: () => number,
+  decide: (snapshot: RunSnapshot, now: number) => A | Promise<A>,
+  beforeCommit?: (attempt: A, now: number) => Promise<void>,
+): Promise<{ attempt: A; snapshot: RunSnapshot; now: number; committed: boolean }> {
+  for (let round = 0; round < MAX_ATTEMPTS; round++) {
+    const snapshot = await loadRun(redis, keys);
+    const now = clock();
+    const attempt = await decide(snapshot, now);
+    if (attempt.commit === undefined) return { attempt, snapshot, now, committed: false };
+    await beforeCommit?.(attempt, now);
+    if (await attempt.commit.exec(redis)) return { attempt, snapshot, now, committed: true };
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (round + 1)));
+  }
+  throw new Error(`${keys.run}: gave up after ${MAX_ATTEMPTS} conflicting attempts`);
+}

@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  ApprovalService,
   createKeys,
   type Keys,
   type OutcomeResult,
+  recordOutcome,
   type StepOutcome,
 } from '../approvals/index.ts';
-import type { CountersignConfig } from '../config/index.ts';
 import {
   DEFAULT_LIMITS,
   type Decision,
@@ -21,7 +20,7 @@ import {
 } from '../pipeline/index.ts';
 import { createRedisConnection } from '../queue/connection.ts';
 import { INTAKE_JOB_OPTIONS } from '../queue/intake.ts';
-import { bullPrefix, decidedChannel, decisionsQueue, INTAKE_QUEUE, intakeJobId } from '../queue/names.ts';
+import { bullPrefix, decisionsQueue, INTAKE_QUEUE, intakeJobId } from '../queue/names.ts';
 import { parseDecision } from './decision-schema.ts';
 import { ClientClosedError, DecisionTimeoutError, SubmissionError } from './errors.ts';
 import { buildPlanText, type SubmitInput } from './plan-input.ts';
@@ -45,6 +44,8 @@ export type AgentClientOptions = ConnectionChoice & {
   readonly limits?: Partial<PlanLimits>;
   /** How often `waitForDecision` re-reads in case a notification was missed (default 2 s). */
   readonly pollIntervalMs?: number;
+  /** A step reported `applying` this long without a result reads as `uncertain` (default 15 min, as the server's default). */
+  readonly uncertainAfterMs?: number;
   /** Where background errors go (the decision consumer's connection, a failed handler). */
   readonly onError?: (error: unknown) => void;
 };
@@ -99,7 +100,7 @@ export class AgentClient {
   private readonly pollIntervalMs: number;
   private readonly onError: (error: unknown) => void;
   private readonly nextRunId: () => string;
-  private readonly outcomes: ApprovalService;
+  private readonly uncertainAfterMs: number;
   private intake: Queue | undefined;
   private subscriber: Promise<Redis> | undefined;
   private readonly waiters = new Map<string, Set<Waiter>>();
@@ -131,14 +132,7 @@ export class AgentClient {
     this.pollIntervalMs = options.pollIntervalMs ?? 2000;
     this.onError = options.onError ?? ((error) => console.error('countersign client:', error));
     this.nextRunId = createRunIdGenerator(this.clock);
-    // Outcome reports go through the approvals service's own use case; it needs no policy for that.
-    this.outcomes = new ApprovalService({
-      redis: this.redis,
-      config: OUTCOME_ONLY_CONFIG,
-      secrets: () => undefined,
-      prefix: this.keys.prefix,
-      clock: this.clock,
-    });
+    this.uncertainAfterMs = options.uncertainAfterMs ?? 15 * 60_000;
   }
 
   /**
@@ -293,7 +287,15 @@ export class AgentClient {
     report: { readonly status: 'applying' | 'applied' | 'failed'; readonly detail?: string },
   ): Promise<OutcomeReport> {
     this.assertOpen();
-    const result = await this.outcomes.recordOutcome({ runId, stepId, ...report });
+    const result = await recordOutcome(
+      this.redis,
+      this.keys,
+      { runId, stepId, ...report },
+      {
+        clock: this.clock,
+        uncertainAfterMs: this.uncertainAfterMs,
+      },
+    );
     switch (result.kind) {
       case 'recorded':
         return { ok: true, outcome: result.outcome };
@@ -349,30 +351,9 @@ export class AgentClient {
       subscriber.on('message', (_channel: string, runId: string) => {
         for (const waiter of this.waiters.get(runId) ?? []) waiter.check();
       });
-      await subscriber.subscribe(decidedChannel(this.keys.prefix, this.agent));
+      await subscriber.subscribe(this.keys.decided(this.agent));
       return subscriber;
     })();
     return this.subscriber;
   }
 }
-
-/**
- * The approvals service only reads `defaults.uncertainAfterMs` when recording an outcome; the agent
- * does not have the server's policy, so everything else is empty.
- */
-const OUTCOME_ONLY_CONFIG: CountersignConfig = {
-  pipeline: {
-    tools: new Map(),
-    agents: {},
-    groups: {},
-    policy: [],
-    authoring: {},
-    limits: DEFAULT_LIMITS,
-    maxExpiresInMs: 0,
-  },
-  agents: {},
-  groups: {},
-  escalation: {},
-  defaults: { expiresInMs: 0, maxExpiresInMs: 0, uncertainAfterMs: 15 * 60_000 },
-  digest: '',
-};

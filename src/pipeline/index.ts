@@ -12,6 +12,7 @@ export { ID_PATTERN, RUN_ID_PATTERN } from './phases/parse.ts';
 export * from './plan.ts';
 export * from './policy.ts';
 export * from './signing.ts';
+export * from './strict-json.ts';
 export * from './submission.ts';
 export * from './tool.ts';
 export { type ValidationResult, validate } from './validate.ts';

@@ -1,3 +1,4 @@
+import { createKeys } from '../approvals/keys.ts';
 /**
  * Queue names, the BullMQ key prefix and deterministic job ids (DESIGN.md §8). Job ids never contain
  * `:` (BullMQ refuses them) and are derived from what the job is about, so adding the same job twice
@@ -57,5 +58,5 @@ export function escalateJobId(runId: string, version: number, level: number): st
  * A wake-up only: the decision itself is read from the run's `decision` key.
  */
 export function decidedChannel(prefix: string, agent: string): string {
-  return `${prefix}:decided:${agent}`;
+  return createKeys(prefix).decided(agent);
 }
