@@ -16,7 +16,7 @@ import { encodeButtonValue } from './button-value.ts';
 import { approveButton } from './card.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mention, plural } from './mrkdwn.ts';
-import { renderStep, stepStanding, toolTitle } from './step-section.ts';
+import { stepSection, stepStanding, toolTitle } from './step-section.ts';
 import { formatInstant } from './time.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
 
@@ -102,6 +102,11 @@ function changeSection(
 ): SectionBlock {
   const { config, current, runId } = model;
   const options = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
+  // Approvals of a later version count here only through the digests they are bound to.
+  const approvals =
+    model.run === undefined || model.run.version === current.version
+      ? model.run
+      : { awaiting: [], approvals: model.run.approvals };
   const stepButton = (actionId: 'remove_step' | 'revert_step', text: string) =>
     actionable
       ? {
@@ -116,45 +121,35 @@ function changeSection(
   switch (change.kind) {
     case 'added': {
       const tool = toolOf(config, change.step.tool);
-      const text = renderStep(
+      return stepSection(
         {
           step: change.step,
           position: change.index + 1,
           tool,
-          standing: stepStanding(change.step, model.run),
+          standing: stepStanding(change.step, approvals),
           ...provenanceOf(current, change.stepId),
           change: 'added',
           heading: `➕ *Added step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}* (position ${change.index + 1})`,
         },
-        options,
+        { ...options, ...stepButton('remove_step', `Remove step ${change.stepId}`) },
       );
-      return {
-        type: 'section',
-        text: mrkdwn(text),
-        ...stepButton('remove_step', `Remove step ${change.stepId}`),
-      };
     }
     case 'changed': {
       const tool = toolOf(config, change.after.tool);
       const moved = change.moved ? ` (moved from position ${change.from + 1} to ${change.to + 1})` : '';
-      const text = renderStep(
+      return stepSection(
         {
           step: change.after,
           position: change.to + 1,
           tool,
-          standing: stepStanding(change.after, model.run),
+          standing: stepStanding(change.after, approvals),
           ...provenanceOf(current, change.stepId),
           change: 'changed',
           heading: `✏️ *Changed step ${id} — ${clipMrkdwn(toolTitle(change.after, tool), 150)}*${moved}`,
           body: changedLines(change, model),
         },
-        options,
+        { ...options, ...stepButton('revert_step', `Revert step ${change.stepId}`) },
       );
-      return {
-        type: 'section',
-        text: mrkdwn(text),
-        ...stepButton('revert_step', `Revert step ${change.stepId}`),
-      };
     }
     case 'removed': {
       const tool = toolOf(config, change.step.tool);

@@ -164,8 +164,8 @@ export interface EditLayout {
   readonly focusStepId?: string;
 }
 
-/** Blocks around the steps: intro, notice, divider, remove_steps, add_step (reserved even if absent). */
-const OVERHEAD_BLOCKS = 5;
+/** Blocks around the steps: intro, divider, remove_steps, add_step (counted even when absent). */
+const OVERHEAD_BLOCKS = 4;
 
 /**
  * Lays out the edit modal for `run`'s current version. Steps in `added` whose id is already taken or

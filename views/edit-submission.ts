@@ -285,12 +285,14 @@ export type EditSubmissionAck =
  * The answer to an edit modal's submission, from what reading it or the `applyEdit` use case gave:
  * field errors stay in the modal next to their fields; a stale base shows the current version to edit
  * instead; refusals (unauthorized, decided, expired, not found) replace the form with the reason; a
- * new version (or no change) closes the modal.
+ * new version (or no change) closes the modal. `run` is the run as loaded for the submission
+ * (undefined when there is none).
+ * @example await ack(editSubmissionAck(await service.applyEdit(edit), { run, config, editorId, privateMetadata, now }));
  */
 export function editSubmissionAck(
   outcome: EditSubmission | UseCaseResult,
   context: {
-    readonly run: RunView;
+    readonly run: RunView | undefined;
     readonly config: ViewConfig;
     readonly editorId: string;
     readonly privateMetadata: string;
@@ -299,37 +301,46 @@ export function editSubmissionAck(
   },
 ): EditSubmissionAck {
   const time = { now: context.now, ...(context.tz === undefined ? {} : { tz: context.tz }) };
-  const metadata = parseEditMetadata(context.privateMetadata);
-  // The version the modal was editing; 0 (never current) if its metadata is unreadable.
-  const baseVersion = metadata.ok ? metadata.metadata.baseVersion : 0;
+  const parsed = parseEditMetadata(context.privateMetadata);
+  const metadata = parsed.ok ? parsed.metadata : undefined;
+  const notice = (result: UseCaseResult): EditSubmissionAck => ({
+    response_action: 'update',
+    view: buildNoticeModal(buildNotice(result, time), 'Edit plan'),
+  });
+  /** The form for the current version, or — since the modal edits an older one — the "plan changed" view. */
+  const current = (run: RunView): EditSubmissionAck => ({
+    response_action: 'update',
+    // 0 is never current: unreadable metadata also gets the "plan changed" view.
+    view: buildEditModal({ ...context, ...time, run, baseVersion: metadata?.baseVersion ?? 0 }),
+  });
   if ('ok' in outcome) {
     if (outcome.ok) return { response_action: 'clear' };
     if (outcome.reason === 'fields') return { response_action: 'errors', errors: outcome.errors };
-    return { response_action: 'update', view: buildEditModal({ ...context, ...time, baseVersion }) };
+    return context.run === undefined
+      ? notice({ kind: 'not_found', runId: metadata?.runId ?? '' })
+      : current(context.run);
   }
   switch (outcome.kind) {
     case 'invalid': {
-      const layout = planEditLayout({
-        run: context.run,
-        config: context.config,
-        ...(metadata.ok
-          ? { added: metadata.metadata.added, focusStepId: metadata.metadata.focusStepId }
-          : {}),
-      });
-      return {
-        response_action: 'errors',
-        errors: diagnosticsToModalErrors(outcome.diagnostics, inputBlockIds(layout)),
-      };
+      const shown =
+        context.run === undefined
+          ? [EDIT_IDS.removeSteps]
+          : inputBlockIds(
+              planEditLayout({
+                run: context.run,
+                config: context.config,
+                added: metadata?.added,
+                focusStepId: metadata?.focusStepId,
+              }),
+            );
+      return { response_action: 'errors', errors: diagnosticsToModalErrors(outcome.diagnostics, shown) };
     }
     case 'stale':
-      return {
-        response_action: 'update',
-        view: buildEditModal({ ...context, ...time, run: outcome.run, baseVersion }),
-      };
+      return current(outcome.run);
     case 'edited':
     case 'unchanged':
       return { response_action: 'clear' };
     default:
-      return { response_action: 'update', view: buildNoticeModal(buildNotice(outcome, time), 'Edit plan') };
+      return notice(outcome);
   }
 }

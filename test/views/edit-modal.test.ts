@@ -400,6 +400,23 @@ describe('edit modal', () => {
     expect(checkView(large)).toEqual([]);
   });
 
+  it('shows the whole plan while it fits in 100 blocks, and a step picker from the first block over', () => {
+    const wires = (count: number) =>
+      shopRun(
+        Array.from({ length: count }, (_, i) => ({
+          id: `s${i + 1}`,
+          tool: 'wire_funds',
+          args: { amount: 1, iban: 'X1' },
+        })),
+      );
+    const fits = buildEditModal({ run: wires(32), config: shopConfig, editorId: 'U0LEAD1' });
+    expect(fits.blocks).toHaveLength(100);
+    expect(checkView(fits)).toEqual([]);
+    const over = buildEditModal({ run: wires(33), config: shopConfig, editorId: 'U0LEAD1' });
+    expect(blocksOf(over).some((block) => block.block_id === 'pick_step')).toBe(true);
+    expect(checkView(over)).toEqual([]);
+  });
+
   it('edits a plan too large for one modal a step at a time, with the same block ids', () => {
     const steps = Array.from({ length: 8 }, (_, i) => ({
       id: `s${i + 1}`,
@@ -770,7 +787,14 @@ describe('pipeline diagnostics in the modal', () => {
       response_action: 'errors',
       errors: { remove_steps: 'x' },
     });
-    for (const ack of [stale, refused])
+    const unknown = editSubmissionAck(
+      { kind: 'not_found', runId: 'run-freight-1' },
+      { ...context, run: undefined },
+    );
+    expect(unknown.response_action === 'update' && JSON.stringify(unknown.view.blocks)).toContain(
+      "I can't find run `run-freight-1`.",
+    );
+    for (const ack of [stale, refused, unknown])
       if (ack.response_action === 'update') expect(checkView(ack.view)).toEqual([]);
   });
 });

@@ -88,6 +88,7 @@ export function runView(
     ...(options.decidedAt === undefined ? {} : { decidedAt: options.decidedAt }),
     ...(options.reason === undefined ? {} : { reason: options.reason }),
     escalationLevel: options.escalationLevel ?? 0,
+    ...{ escalatedTo: options.escalatedTo ?? [] },
     createdAt: NOW,
   };
 }
