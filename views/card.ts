@@ -87,7 +87,7 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
     ...full.map((input) => stepSection(input, stepOptions)),
     ...(rest.length === 0 ? [] : [moreStepsSection(rest)]),
     context(footerText(run.runId, shown, time)),
-    ...(actionable ? [cardActions(run, steps, config)] : []),
+    ...(actionable ? [approvalActions({ runId: run.runId, version: run.version, steps, config })] : []),
   ];
   return { text: fallbackText(run, shown, steps.length), blocks };
 }
@@ -185,12 +185,21 @@ function footerText(runId: string, shown: StoredVersion, time: TimeOptions): str
   ].join(' · ');
 }
 
-function cardActions(run: RunView, steps: readonly ValidatedStep[], config: ViewConfig): ActionsBlock {
-  const value = encodeButtonValue({ runId: run.runId, version: run.version });
+/**
+ * The `approve` / `reject` / `edit` buttons for a version (the card's, and the escalation message's:
+ * DESIGN.md §9 gives both the same ids).
+ */
+export function approvalActions(input: {
+  readonly runId: string;
+  readonly version: number;
+  readonly steps: readonly ValidatedStep[];
+  readonly config: ViewConfig;
+}): ActionsBlock {
+  const value = encodeButtonValue({ runId: input.runId, version: input.version });
   return {
     type: 'actions',
     elements: [
-      approveButton({ runId: run.runId, version: run.version, steps, config }),
+      approveButton(input),
       button({ actionId: 'reject', text: 'Reject', value, style: 'danger' }),
       button({ actionId: 'edit', text: 'Edit', value }),
     ],

@@ -8,7 +8,7 @@ export {
   encodeButtonValue,
   parseButtonValue,
 } from './button-value.ts';
-export { type ApprovalCardModel, approveButton, buildApprovalCard } from './card.ts';
+export { type ApprovalCardModel, approvalActions, approveButton, buildApprovalCard } from './card.ts';
 export { buildDiffMessage, type DiffMessageModel } from './diff-message.ts';
 export {
   type AddedStep,
