@@ -1,24 +1,156 @@
 /**
- * Composition root. For now it loads and checks the environment and the configuration; the Slack bot,
- * queues and HTTP endpoints are wired here as their issues land (DESIGN.md §12).
+ * Composition root (DESIGN.md §12): reads the environment and the config, connects Redis, and starts
+ * the approval service, the intake worker, decision delivery and the Slack bot. `startCountersign` is
+ * the same wiring with settings passed in, for the demo, integration tests and benchmarks.
  */
-import { isConfigError } from './config/define-config.ts';
-import { readEnv } from './config/env.ts';
+import { pathToFileURL } from 'node:url';
+import { ApprovalService } from './approvals/index.ts';
+import { createBot } from './bot/app.ts';
+import { Metrics } from './bot/metrics.ts';
+import { type CountersignConfig, isConfigError } from './config/define-config.ts';
+import { readEnv, resolveAgentSecrets } from './config/env.ts';
 import { loadConfig } from './config/load.ts';
+import {
+  createDecisionSink,
+  createRedisConnection,
+  installShutdownHandlers,
+  startIntakeWorker,
+} from './queue/index.ts';
 
-const env = readEnv();
-if (!env.ok) {
-  console.error(`invalid environment:\n${env.problems.map((p) => `  - ${p}`).join('\n')}`);
-  process.exit(1);
+export interface CountersignSettings {
+  readonly config: CountersignConfig;
+  readonly secrets: Readonly<Record<string, string>>;
+  readonly redisUrl: string;
+  readonly prefix: string;
+  readonly slack: {
+    readonly botToken: string;
+    readonly signingSecret?: string;
+    readonly appToken?: string;
+    readonly apiUrl?: string;
+  };
+  readonly port: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  readonly clock?: () => number;
+  /** How often decisions committed but not confirmed delivered are re-sent (default 15 s). */
+  readonly outboxSweepMs?: number;
 }
-const path = env.env.COUNTERSIGN_CONFIG;
-try {
-  const config = await loadConfig(path);
-  const tools = [...config.pipeline.tools.keys()].join(', ');
-  console.log(`config ${path} is valid (digest ${config.digest.slice(0, 12)}…): tools ${tools}`);
-  console.log('The Slack bot is not yet available: it lands with the Slack bot issue. See README.md.');
-} catch (error) {
-  if (!isConfigError(error)) throw error;
-  console.error(error.message);
+
+export interface Countersign {
+  readonly approvals: ApprovalService;
+  readonly metrics: Metrics;
+  /** Stops taking work, finishes what is active, closes connections. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts everything and resolves once the bot is listening. */
+export async function startCountersign(settings: CountersignSettings): Promise<Countersign> {
+  const clock = settings.clock ?? Date.now;
+  const redis = createRedisConnection(settings.redisUrl, { role: 'client', name: 'countersign' });
+  const workerConnection = createRedisConnection(settings.redisUrl, {
+    role: 'worker',
+    name: 'countersign-intake',
+  });
+  const sink = createDecisionSink({ connection: redis, prefix: settings.prefix });
+  const secrets = (agent: string) =>
+    Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
+  const metrics = new Metrics();
+  const approvals = new ApprovalService({
+    redis,
+    config: settings.config,
+    secrets,
+    prefix: settings.prefix,
+    clock,
+    deliver: sink.deliver,
+  });
+  const bot = createBot({
+    ...settings.slack,
+    port: settings.port,
+    logLevel: settings.logLevel,
+    config: settings.config,
+    approvals,
+    redis,
+    metrics,
+    clock,
+  });
+  const intake = startIntakeWorker({
+    connection: workerConnection,
+    service: approvals,
+    redis,
+    keys: approvals.keys,
+    agents: settings.config.agents,
+    secrets,
+    prefix: settings.prefix,
+    onPending: (run) => bot.presenter.present({ kind: 'pending', run }),
+  });
+  const sweep = setInterval(() => {
+    approvals
+      .redeliverUndelivered()
+      .catch((error: unknown) => console.error('countersign: outbox sweep:', error));
+  }, settings.outboxSweepMs ?? 15_000);
+  sweep.unref();
+  await bot.start();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    approvals,
+    metrics,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(sweep);
+        await intake.close();
+        await bot.stop();
+        await sink.close();
+        await Promise.all([redis.quit(), workerConnection.quit()]);
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** `npm start`: everything from the environment; clear messages instead of stack traces for setup errors. */
+async function main(): Promise<void> {
+  const env = readEnv();
+  if (!env.ok) return fail('invalid environment', env.problems);
+  const { SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_APP_TOKEN, SLACK_API_URL } = env.env;
+  if (SLACK_BOT_TOKEN === undefined)
+    return fail('missing Slack credentials', ['SLACK_BOT_TOKEN is not set (xoxb-…)']);
+  if (SLACK_APP_TOKEN === undefined && SLACK_SIGNING_SECRET === undefined) {
+    return fail('missing Slack credentials', [
+      'set SLACK_SIGNING_SECRET for the HTTP receiver, or SLACK_APP_TOKEN for Socket Mode',
+    ]);
+  }
+  let config: CountersignConfig;
+  try {
+    config = await loadConfig(env.env.COUNTERSIGN_CONFIG);
+  } catch (error) {
+    if (isConfigError(error)) return fail(`invalid config ${env.env.COUNTERSIGN_CONFIG}`, error.problems);
+    throw error;
+  }
+  const secrets = resolveAgentSecrets(config);
+  if (!secrets.ok) return fail('missing agent secrets', secrets.problems);
+  const countersign = await startCountersign({
+    config,
+    secrets: secrets.secrets,
+    redisUrl: env.env.REDIS_URL,
+    prefix: env.env.COUNTERSIGN_PREFIX,
+    slack: {
+      botToken: SLACK_BOT_TOKEN,
+      ...(SLACK_SIGNING_SECRET === undefined ? {} : { signingSecret: SLACK_SIGNING_SECRET }),
+      ...(SLACK_APP_TOKEN === undefined ? {} : { appToken: SLACK_APP_TOKEN }),
+      ...(SLACK_API_URL === undefined ? {} : { apiUrl: SLACK_API_URL }),
+    },
+    port: env.env.PORT,
+    logLevel: env.env.LOG_LEVEL,
+  });
+  installShutdownHandlers([() => countersign.stop()]);
+  const mode =
+    SLACK_APP_TOKEN === undefined ? `HTTP on port ${env.env.PORT} (POST /slack/events)` : 'Socket Mode';
+  console.log(`countersign: listening — ${mode}; GET /healthz, GET /metrics`);
+}
+
+function fail(what: string, problems: readonly string[]): void {
+  console.error(`countersign: ${what}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   process.exitCode = 1;
 }
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

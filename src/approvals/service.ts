@@ -937,6 +937,7 @@ export class ApprovalService {
       ...(fields.decidedAt === undefined ? {} : { decidedAt: fields.decidedAt }),
       ...(fields.reason === undefined ? {} : { reason: fields.reason }),
       escalationLevel: fields.escalationLevel,
+      escalatedTo: fields.escalatedTo,
       createdAt: fields.createdAt,
     };
   }

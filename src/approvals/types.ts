@@ -61,6 +61,8 @@ export interface RunView {
   readonly decidedAt?: number;
   readonly reason?: string;
   readonly escalationLevel: number;
+  /** People the run was escalated to (they may act on it like its approvers). */
+  readonly escalatedTo: readonly string[];
   readonly createdAt: number;
 }
 

@@ -57,16 +57,11 @@ export class SlackGateway {
     channel: string;
     message: SlackMessage;
   }): Promise<MessageRef> {
-    const known =
-      (await this.ledger.cardOf(input.runId)) ?? (await this.findCard(input.channel, input.runId));
+    const recorded = await this.ledger.cardOf(input.runId);
+    const known = recorded ?? (await this.findCard(input.channel, input.runId));
     if (known !== undefined) {
-      await this.client.chat.update({
-        channel: known.channel,
-        ts: known.ts,
-        text: input.message.text,
-        blocks: [...input.message.blocks],
-      });
-      await this.ledger.recordCard(input.runId, input.version, known);
+      await this.update(known, input.message);
+      if (recorded === undefined) await this.ledger.recordCard(input.runId, input.version, known);
       return known;
     }
     const posted = await this.client.chat.postMessage({
@@ -130,8 +125,8 @@ export class SlackGateway {
   }
 
   /** A private answer only `user` sees (refusals, explanations). */
-  async whisper(channel: string, user: string, text: string): Promise<void> {
-    await this.client.chat.postEphemeral({ channel, user, text });
+  async whisper(channel: string, user: string, message: SlackMessage): Promise<void> {
+    await this.client.chat.postEphemeral({ channel, user, text: message.text, blocks: [...message.blocks] });
   }
 
   /** Opens a DM with one or more people and returns its channel id. */

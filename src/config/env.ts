@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type CountersignConfig, resolveSecret } from './define-config.ts';
 
 /** The process environment Countersign reads (DESIGN.md §12). Only this module touches `process.env`. */
 const envSchema = z.object({
@@ -12,6 +13,11 @@ const envSchema = z.object({
   SLACK_API_URL: z.url({ error: 'must be a URL such as http://127.0.0.1:3001/api/' }).optional(),
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Key prefix in Redis (and of BullMQ's keys), so several deployments can share one Redis. */
+  COUNTERSIGN_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, - and _ only')
+    .default('cs'),
 });
 
 export type Env = z.output<typeof envSchema>;
@@ -26,4 +32,26 @@ export function readEnv(source: Readonly<Record<string, string | undefined>> = p
     ok: false,
     problems: result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
   };
+}
+
+/**
+ * Resolves every agent's secret (inline, or `{ env: NAME }` from the environment). Missing variables
+ * are reported by name, so the bot refuses to start instead of failing at the first decision.
+ */
+export function resolveAgentSecrets(
+  config: CountersignConfig,
+  source: Readonly<Record<string, string | undefined>> = process.env,
+): { ok: true; secrets: Readonly<Record<string, string>> } | { ok: false; problems: string[] } {
+  const secrets: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const [agent, spec] of Object.entries(config.agents)) {
+    const secret = resolveSecret(spec.secret, source);
+    if (secret === undefined) {
+      const name = typeof spec.secret === 'string' ? '' : spec.secret.env;
+      problems.push(`agents.${agent}.secret: environment variable ${name} is not set`);
+    } else {
+      secrets[agent] = secret;
+    }
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, secrets };
 }

@@ -1,0 +1,113 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { App, LogLevel } from '@slack/bolt';
+import type { Redis } from 'ioredis';
+import type { ApprovalService } from '../approvals/index.ts';
+import type { CountersignConfig } from '../config/index.ts';
+import { registerListeners } from './listeners.ts';
+import type { Metrics } from './metrics.ts';
+import { Presenter } from './presenter.ts';
+import { SlackGateway } from './slack-gateway.ts';
+
+export interface BotOptions {
+  readonly botToken: string;
+  /** HTTP mode: requests to `POST /slack/events` are checked against it. */
+  readonly signingSecret?: string;
+  /** Socket Mode when set. */
+  readonly appToken?: string;
+  /** Web API base URL (an emulator); default Slack's. */
+  readonly apiUrl?: string;
+  readonly port: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  readonly config: CountersignConfig;
+  readonly approvals: ApprovalService;
+  readonly redis: Redis;
+  readonly metrics: Metrics;
+  readonly clock?: () => number;
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+export interface Bot {
+  readonly app: App;
+  readonly presenter: Presenter;
+  readonly gateway: SlackGateway;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const LOG_LEVELS = { debug: LogLevel.DEBUG, info: LogLevel.INFO, warn: LogLevel.WARN, error: LogLevel.ERROR };
+
+/**
+ * The Bolt app: HTTP receiver (`POST /slack/events`, signature-checked by Bolt) or Socket Mode, plus
+ * `GET /healthz` (Redis and Slack reachability) and `GET /metrics` (Prometheus).
+ */
+export function createBot(options: BotOptions): Bot {
+  const clock = options.clock ?? Date.now;
+  const onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+  const socketMode = options.appToken !== undefined;
+  const app = new App({
+    token: options.botToken,
+    ...(options.signingSecret === undefined ? {} : { signingSecret: options.signingSecret }),
+    ...(socketMode ? { socketMode: true, appToken: options.appToken } : {}),
+    port: options.port,
+    logLevel: LOG_LEVELS[options.logLevel],
+    clientOptions: {
+      ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
+    },
+    customRoutes: [
+      { path: '/healthz', method: ['GET'], handler: (_req, res) => void health(res) },
+      { path: '/metrics', method: ['GET'], handler: (_req, res) => void metrics(res) },
+    ],
+    ...(socketMode ? { installerOptions: { port: options.port } } : {}),
+  });
+  const gateway = new SlackGateway(app.client, Presenter.ledger(options.approvals));
+  const presenter = new Presenter({
+    approvals: options.approvals,
+    gateway,
+    config: options.config,
+    metrics: options.metrics,
+    clock,
+  });
+  registerListeners(app, {
+    approvals: options.approvals,
+    presenter,
+    gateway,
+    config: options.config,
+    clock,
+    onError,
+  });
+  app.error(async (error) => onError(error, 'a Slack request'));
+
+  async function health(res: ServerResponse<IncomingMessage>): Promise<void> {
+    const [redis, slack] = await Promise.all([
+      options.redis.ping().then(
+        () => 'ok',
+        (error: unknown) => `unreachable: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+      app.client.auth.test().then(
+        () => 'ok',
+        (error: unknown) => `unreachable: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    ]);
+    const ok = redis === 'ok' && slack === 'ok';
+    res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ok, redis, slack }));
+  }
+
+  async function metrics(res: ServerResponse<IncomingMessage>): Promise<void> {
+    const rendered = await options.metrics.render();
+    res.writeHead(200, { 'content-type': rendered.contentType });
+    res.end(rendered.body);
+  }
+
+  return {
+    app,
+    presenter,
+    gateway,
+    start: async () => {
+      await app.start(options.port);
+    },
+    stop: async () => {
+      await app.stop();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The whole Countersign over HTTP for integration tests: the Slack Web API emulator, `startCountersign`
+ * (real Bolt app with real signature checks, approvals on the harness's Redis, intake worker, decision
+ * delivery) and an agent client — plus helpers to click buttons and submit modals as Slack would.
+ */
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { FREIGHT_AGENT } from '../../examples/freight/plans.ts';
+import { AgentClient } from '../../src/client/index.ts';
+import type { CountersignConfig } from '../../src/config/index.ts';
+import { findFreePort } from '../../src/devtools/redis-server.ts';
+import {
+  type BlockActionInput,
+  buildBlockActionsPayload,
+  buildViewSubmissionPayload,
+  buttonAction,
+  createSlackEmulator,
+  DEFAULT_USERS,
+  postInteraction,
+  type SlackEmulator,
+} from '../../src/emulator/index.ts';
+import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
+import { type Countersign, startCountersign } from '../../src/main.ts';
+import { bullPrefix, decisionsQueue, INTAKE_QUEUE } from '../../src/queue/index.ts';
+import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
+import { freightConfig } from './freight.ts';
+import { FREIGHT_SECRET, stackPrefix } from './intake-stack.ts';
+
+export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef';
+const EXTRA_USERS = ['U0OP2', 'U0FIN2', 'U0FIN3'].map((id) => ({
+  id,
+  name: id.toLowerCase(),
+  real_name: id,
+}));
+
+export interface BotStack {
+  readonly slack: SlackEmulator;
+  readonly countersign: Countersign;
+  readonly client: AgentClient;
+  readonly eventsUrl: string;
+  readonly baseUrl: string;
+  readonly prefix: string;
+  /** Top-level messages in the ops channel. */
+  cards(): readonly EmulatedMessage[];
+  /** Waits until `predicate` holds (polling), or fails after `timeoutMs`. */
+  until<T>(read: () => T | undefined | false, timeoutMs?: number): Promise<T>;
+  /** Clicks a button on a message as `userId`; returns the HTTP answer. */
+  click(
+    userId: string,
+    message: EmulatedMessage,
+    actionId: string,
+    pick?: (blocks: readonly unknown[]) => BlockActionInput,
+  ): Promise<{ status: number; body: unknown }>;
+  /** The modal open for `userId` (top of their stack). */
+  modal(userId: string): SlackView | undefined;
+  /** Submits `view` as `userId` with the given state values (default: what it holds). */
+  submit(
+    userId: string,
+    view: SlackView,
+    values?: SlackView['state']['values'],
+  ): Promise<{ status: number; body: unknown }>;
+  stop(): Promise<void>;
+}
+
+export async function botStack(
+  name: string,
+  options: { config?: CountersignConfig; clock?: () => number } = {},
+): Promise<BotStack> {
+  const slack = createSlackEmulator({ rateLimit: false, users: [...DEFAULT_USERS, ...EXTRA_USERS] });
+  await slack.start();
+  const prefix = stackPrefix(name);
+  const port = await findFreePort();
+  const url = redisUrl();
+  const countersign = await startCountersign({
+    config: options.config ?? freightConfig,
+    secrets: { [FREIGHT_AGENT]: FREIGHT_SECRET },
+    redisUrl: url,
+    prefix,
+    slack: { botToken: slack.botToken, signingSecret: SIGNING_SECRET, apiUrl: slack.url },
+    port,
+    logLevel: 'error',
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  const client = new AgentClient({
+    redisUrl: url,
+    agent: FREIGHT_AGENT,
+    secret: FREIGHT_SECRET,
+    prefix,
+    pollIntervalMs: 200,
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const eventsUrl = `${baseUrl}/slack/events`;
+
+  const until = async <T>(read: () => T | undefined | false, timeoutMs = 10_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = read();
+      if (value !== undefined && value !== false) return value;
+      if (Date.now() > deadline) throw new Error('botStack.until: timed out');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  return {
+    slack,
+    countersign,
+    client,
+    eventsUrl,
+    baseUrl,
+    prefix,
+    cards: () => slack.state.messages('C0OPS'),
+    until,
+    async click(userId, message, actionId, pick) {
+      const action = pick ? pick(message.blocks) : buttonAction(message.blocks, actionId);
+      const payload = buildBlockActionsPayload({
+        user: { id: userId },
+        container: { type: 'message', channel: { id: message.channel }, message },
+        action,
+      });
+      const answer = await postInteraction(eventsUrl, SIGNING_SECRET, payload);
+      return { status: answer.status, body: answer.body };
+    },
+    modal: (userId) => slack.state.modalStack(userId).at(-1),
+    async submit(userId, view, values) {
+      const payload = buildViewSubmissionPayload({
+        user: { id: userId },
+        view,
+        values: values ?? view.state.values,
+      });
+      const answer = await postInteraction(eventsUrl, SIGNING_SECRET, payload);
+      return { status: answer.status, body: answer.body };
+    },
+    async stop() {
+      await client.close();
+      await countersign.stop();
+      await slack.stop();
+      const admin = new Redis(url);
+      try {
+        for (const queue of [INTAKE_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
+          const q = new Queue(queue, { connection: admin, prefix: bullPrefix(prefix) });
+          await q.obliterate({ force: true });
+          await q.close();
+        }
+        await deleteKeysUnder(admin, prefix);
+      } finally {
+        admin.disconnect();
+      }
+    },
+  };
+}
