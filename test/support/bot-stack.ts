@@ -42,6 +42,10 @@ export interface BotStack {
   readonly prefix: string;
   /** Top-level messages in the ops channel. */
   cards(): readonly EmulatedMessage[];
+  /** The card of `runId` (found by its message metadata), once it is posted. */
+  card(runId: string): Promise<EmulatedMessage>;
+  /** The replies under a card (the diff messages), oldest first. */
+  thread(card: EmulatedMessage): readonly EmulatedMessage[];
   /** Waits until `predicate` holds (polling), or fails after `timeoutMs`. */
   until<T>(read: () => T | undefined | false, timeoutMs?: number): Promise<T>;
   /** Clicks a button on a message as `userId`; returns the HTTP answer. */
@@ -53,6 +57,13 @@ export interface BotStack {
   ): Promise<{ status: number; body: unknown }>;
   /** The modal open for `userId` (top of their stack). */
   modal(userId: string): SlackView | undefined;
+  /** Clicks a button that opens a modal (`edit`, `reject`) and returns the modal once it is open. */
+  openModal(userId: string, message: EmulatedMessage, actionId: string): Promise<SlackView>;
+  /**
+   * Picks `value` in the static select `actionId` of the open modal `view`, as Slack sends it
+   * (block_actions from a view), and returns the view once the bot has updated it.
+   */
+  select(userId: string, view: SlackView, actionId: string, value: string): Promise<SlackView>;
   /** Submits `view` as `userId` with the given state values (default: what it holds). */
   submit(
     userId: string,
@@ -101,6 +112,17 @@ export async function botStack(
     }
   };
 
+  const click: BotStack['click'] = async (userId, message, actionId, pick) => {
+    const action = pick ? pick(message.blocks) : buttonAction(message.blocks, actionId);
+    const payload = buildBlockActionsPayload({
+      user: { id: userId },
+      container: { type: 'message', channel: { id: message.channel }, message },
+      action,
+    });
+    const answer = await postInteraction(eventsUrl, SIGNING_SECRET, payload);
+    return { status: answer.status, body: answer.body };
+  };
+
   return {
     slack,
     countersign,
@@ -109,18 +131,43 @@ export async function botStack(
     baseUrl,
     prefix,
     cards: () => slack.state.messages('C0OPS'),
+    card: (runId) =>
+      until(() =>
+        slack.state
+          .messages('C0OPS')
+          .find((message) => message.metadata?.event_payload.run_id === runId && message.text.length > 0),
+      ),
+    thread: (card) => slack.state.replies(card.channel, card.ts).filter((reply) => reply.ts !== card.ts),
     until,
-    async click(userId, message, actionId, pick) {
-      const action = pick ? pick(message.blocks) : buttonAction(message.blocks, actionId);
+    click,
+    modal: (userId) => slack.state.modalStack(userId).at(-1),
+    async openModal(userId, message, actionId) {
+      const before = slack.state.modalStack(userId).at(-1)?.id;
+      const answer = await click(userId, message, actionId);
+      if (answer.status !== 200) throw new Error(`${actionId} answered HTTP ${answer.status}`);
+      return until(() => {
+        const open = slack.state.modalStack(userId).at(-1);
+        return open !== undefined && open.id !== before ? open : undefined;
+      });
+    },
+    async select(userId, view, actionId, value) {
       const payload = buildBlockActionsPayload({
         user: { id: userId },
-        container: { type: 'message', channel: { id: message.channel }, message },
-        action,
+        container: { type: 'view', view },
+        action: {
+          type: 'static_select',
+          actionId,
+          blockId: blockIdOf(view, actionId),
+          selectedOption: { text: value, value },
+        },
       });
       const answer = await postInteraction(eventsUrl, SIGNING_SECRET, payload);
-      return { status: answer.status, body: answer.body };
+      if (answer.status !== 200) throw new Error(`${actionId} answered HTTP ${answer.status}`);
+      return until(() => {
+        const updated = slack.state.view(view.id);
+        return updated !== undefined && updated.hash !== view.hash ? updated : undefined;
+      });
     },
-    modal: (userId) => slack.state.modalStack(userId).at(-1),
     async submit(userId, view, values) {
       const payload = buildViewSubmissionPayload({
         user: { id: userId },
@@ -147,4 +194,14 @@ export async function botStack(
       }
     },
   };
+}
+
+/** The block holding the element `actionId` (an actions block's select). */
+function blockIdOf(view: SlackView, actionId: string): string {
+  for (const block of view.blocks) {
+    const elements = Array.isArray(block.elements) ? (block.elements as { action_id?: unknown }[]) : [];
+    if (elements.some((element) => element.action_id === actionId) && typeof block.block_id === 'string')
+      return block.block_id;
+  }
+  throw new Error(`no element ${JSON.stringify(actionId)} in view ${view.id}`);
 }

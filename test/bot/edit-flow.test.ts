@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addedRefundStep } from '../../examples/freight/plans.ts';
+import { stateValue } from '../../src/emulator/index.ts';
+import { encodeEditMetadata } from '../../views/index.ts';
+import { type BotStack, botStack } from '../support/bot-stack.ts';
+import {
+  cardAtVersion,
+  editFreight,
+  REFUND,
+  submitFreight,
+  submittedValues,
+} from '../support/freight-edits.ts';
+import { blockIds, sectionMatching, selectValues, visibleText } from '../support/slack-blocks.ts';
+
+let stack: BotStack;
+beforeAll(async () => {
+  stack = await botStack('edit-flow');
+});
+afterAll(() => stack.stop());
+
+describe('editing a plan from its card, over HTTP against the emulator and real Redis', () => {
+  it('opens a typed, prefilled modal; add_step offers an operator only the tools operators may write', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+
+    const view = await stack.openModal('U0OP1', card, 'edit');
+    expect(view.callback_id).toBe('edit_plan');
+    expect(blockIds(view.blocks)).toEqual(
+      expect.arrayContaining(['arg:s1:note', 'arg:s2:delivery_id', 'arg:s2:window', 'arg:s3:body']),
+    );
+    expect(JSON.stringify(view.blocks)).toContain('"initial_date":"2026-04-03"');
+    const offered = selectValues(view.blocks, 'add_step');
+    expect(offered).toEqual(expect.arrayContaining(['reschedule_delivery', 'send_reply', 'add_note']));
+    expect(offered).not.toContain('issue_refund');
+
+    // Choosing a tool redraws the modal with the new step's fields.
+    const withNote = await stack.select('U0OP1', view, 'add_step', 'add_note');
+    expect(blockIds(withNote.blocks)).toEqual(expect.arrayContaining(['arg:s4:ticket_id', 'arg:s4:note']));
+  });
+
+  it('an operator whose forged submission adds a refund gets the may_author error at the added step', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+    const view = await stack.openModal('U0OP1', card, 'edit');
+    // The select never offered the refund: this is what a hand-made request could still send.
+    const forged = {
+      ...view,
+      private_metadata: encodeEditMetadata({
+        runId,
+        baseVersion: 1,
+        added: [{ id: 's4', tool: addedRefundStep.tool }],
+      }),
+    };
+    const values = {
+      ...submittedValues(view, { 'arg:s2:window': stateValue.date('2026-04-06') }),
+      'arg:s4:invoice_id': { input: stateValue.plainText(REFUND.invoiceId) },
+      'arg:s4:amount': { input: stateValue.number(REFUND.amount) },
+    };
+
+    const answer = await stack.submit('U0OP1', forged, values);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s4:invoice_id': expect.stringMatching(/may not write issue_refund/) },
+    });
+    const run = await stack.countersign.approvals.getRun(runId);
+    expect(run?.version).toBe(1);
+    expect(await stack.countersign.approvals.getVersion(runId, 2)).toBeUndefined();
+  });
+
+  it('a finance edit that moves the window and adds the refund becomes version 2 with a diff in the thread', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+
+    const { view, answer } = await editFreight(stack, 'U0FIN1', card, {
+      window: '2026-04-06',
+      addRefund: true,
+    });
+    expect(blockIds(view.blocks)).toEqual(expect.arrayContaining(['arg:s4:invoice_id', 'arg:s4:amount']));
+    expect(answer.status).toBe(200);
+    expect(answer.body === null || JSON.stringify(answer.body) === '{"response_action":"clear"}').toBe(true);
+
+    const run = await stack.countersign.approvals.getRun(runId);
+    expect(run?.version).toBe(2);
+    const refund = run?.current.plan.steps.find((step) => step.id === 's4');
+    expect(refund).toMatchObject({ tool: 'issue_refund', args: { invoice_id: 'in_74119', amount: 148_900 } });
+    expect(run?.current.plan.steps.find((step) => step.id === 's2')?.args.window).toBe('2026-04-06');
+
+    // The card now shows version 2 and asks for the refund's two finance approvals.
+    const updated = await cardAtVersion(stack, card, 2);
+    expect(visibleText(updated.blocks)).toMatch(/0 of 2 finance approvals/);
+    expect(visibleText(updated.blocks)).toMatch(/written by <@U0FIN1> in v2/);
+
+    // The diff message: the added step set apart from the changed field, with the annotation.
+    const diff = await stack.until(() => stack.thread(card)[0]);
+    const added = sectionMatching(diff.blocks, /Added step `s4`/);
+    const changed = sectionMatching(diff.blocks, /Changed step `s2`/);
+    expect(added).toMatch(/\$1,489\.00/);
+    expect(added).toMatch(/belongs to Halvorsen Freight/);
+    expect(added).not.toMatch(/→/);
+    expect(changed).toMatch(/Fri 3 Apr 2026 → Mon 6 Apr 2026/);
+    expect(changed).not.toMatch(/s4|refund/i);
+    expect(visibleText(diff.blocks)).toMatch(
+      /Re-approval required for:\* step `s2` \(changed\), step `s4` \(added\)\./,
+    );
+  });
+
+  it('untouched steps keep their approvals across an edit; touched ones need approving again', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+    // v2 adds the refund; the operator approves v2 (s2 and s3); the refund keeps the run pending.
+    await editFreight(stack, 'U0FIN1', card, { addRefund: true });
+    const v2Card = await cardAtVersion(stack, card, 2);
+    await stack.click('U0OP1', v2Card, 'approve');
+    const afterApproval = await stack.until(() =>
+      stack.slack.state.ephemerals('C0OPS').find((e) => e.user === 'U0OP1' && /recorded/.test(e.text)),
+    );
+    expect(afterApproval.text).toMatch(/steps `s2` and `s3`/);
+
+    // v3 changes only the window.
+    const { answer } = await editFreight(stack, 'U0FIN2', v2Card, { window: '2026-04-07' });
+    expect(answer.status).toBe(200);
+    const run = await stack.countersign.approvals.getRun(runId);
+    expect(run?.version).toBe(3);
+    expect(run?.awaiting.map((a) => [a.stepId, a.have, a.need])).toEqual([
+      ['s2', 0, 1],
+      ['s4', 0, 2],
+    ]);
+    const s3 = run?.current.plan.steps.find((step) => step.id === 's3');
+    expect(run?.approvals.filter((a) => a.stepDigest === s3?.digest).map((a) => a.userId)).toEqual(['U0OP1']);
+
+    const diffV3 = await stack.until(() => stack.thread(card)[1]);
+    expect(visibleText(diffV3.blocks)).toMatch(/Re-approval required for:\* step `s2` \(changed\)\./);
+
+    // The rest of the approvals complete it: the agent receives the plan of version 3.
+    const v3Card = await cardAtVersion(stack, card, 3);
+    expect(sectionMatching(v3Card.blocks, /Reply to customer/)).toMatch(/U0OP1/);
+    for (const userId of ['U0OP1', 'U0FIN2', 'U0FIN3']) {
+      expect((await stack.click(userId, v3Card, 'approve')).status).toBe(200);
+    }
+    const decision = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
+    expect(decision.status).toBe('approved');
+    expect(decision.plan?.steps.map((step) => step.id)).toEqual(['s1', 's2', 's3', 's4']);
+  });
+});
