@@ -10,6 +10,7 @@ import { AgentClient } from '../../src/client/index.ts';
 import type { CountersignConfig } from '../../src/config/index.ts';
 import { findFreePort } from '../../src/devtools/redis-server.ts';
 import {
+  type Block,
   type BlockActionInput,
   buildBlockActionsPayload,
   buildViewSubmissionPayload,
@@ -53,7 +54,7 @@ export interface BotStack {
     userId: string,
     message: EmulatedMessage,
     actionId: string,
-    pick?: (blocks: readonly unknown[]) => BlockActionInput,
+    pick?: (blocks: readonly Block[]) => BlockActionInput,
   ): Promise<{ status: number; body: unknown }>;
   /** The modal open for `userId` (top of their stack). */
   modal(userId: string): SlackView | undefined;

@@ -4,7 +4,8 @@
  * `mrkdwnTexts` and `unescapedMarkup` in test/views/fixtures.ts.)
  */
 import { z } from 'zod';
-import type { Block } from '../../src/emulator/index.ts';
+import { type Block, type BlockActionInput, buttonAction } from '../../src/emulator/index.ts';
+import { parseButtonValue } from '../../views/index.ts';
 
 type Json = { readonly [key: string]: unknown };
 
@@ -45,6 +46,19 @@ export function actionIds(blocks: readonly Block[]): string[] {
       isJson(element) && typeof element.action_id === 'string' ? [element.action_id] : [],
     ),
   );
+}
+
+/** The per-step button `actionId` (`remove_step`, `revert_step`) whose value names `stepId`. */
+export function stepButton(blocks: readonly Block[], actionId: string, stepId: string): BlockActionInput {
+  const block = blocks.find((candidate) => {
+    const accessory = candidate.accessory;
+    if (!isJson(accessory) || accessory.action_id !== actionId || typeof accessory.value !== 'string')
+      return false;
+    const value = parseButtonValue(accessory.value);
+    return value.ok && value.value.stepId === stepId;
+  });
+  if (block === undefined) throw new Error(`no ${actionId} button for step ${stepId}`);
+  return buttonAction([block], actionId);
 }
 
 /** block_ids of the blocks, in order. */
