@@ -8,7 +8,7 @@ export * from './digest.ts';
 export * from './fields.ts';
 export * from './json.ts';
 export * from './money.ts';
-export { ID_PATTERN, RUN_ID_PATTERN } from './phases/parse.ts';
+export { ID_PATTERN, parseEnvelope, RUN_ID_PATTERN } from './phases/parse.ts';
 export * from './plan.ts';
 export * from './policy.ts';
 export * from './signing.ts';

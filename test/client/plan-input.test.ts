@@ -5,7 +5,9 @@ import { validate } from '../../src/pipeline/index.ts';
 import { freightConfig, NOW } from '../support/freight.ts';
 
 const RUN = '019d47a8-6e00-7a3c-9f1e-4b2d8c0e1a77';
-const build = (input: SubmitInput) => buildPlanText(input, { agent: 'freight-ops', runId: RUN, now: NOW });
+// As AgentClient.submit calls it: the agent's own run id if it gave one.
+const build = (input: SubmitInput) =>
+  buildPlanText(input, { agent: 'freight-ops', runId: input.runId ?? RUN, now: NOW });
 const codes = (input: SubmitInput) => {
   const result = build(input);
   return result.ok ? [] : result.diagnostics.map((d) => [d.code, d.path?.join('.') ?? '']);
@@ -60,7 +62,7 @@ describe('submit: local checks and the envelope', () => {
   it('refuses unknown fields, bad and duplicate step ids, and an empty plan', () => {
     expect(codes({ steps, extra: 1 } as unknown as SubmitInput)).toEqual([['unknown_key', 'extra']]);
     expect(codes({ steps: [{ id: 'has space', tool: 'add_note', args: {} }] })).toEqual([
-      ['invalid_field', 'steps.0.id'],
+      ['invalid_step_id', 'steps.0.id'],
     ]);
     expect(codes({ steps: [steps[0]!, { ...steps[1]!, id: 's1' }] })).toEqual([
       ['duplicate_step_id', 'steps.1.id'],

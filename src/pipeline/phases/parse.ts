@@ -52,7 +52,14 @@ const FIELD_EXPECTATIONS: Record<string, string> = {
  * Steps without an id get the first free `s<n>`.
  */
 export function parse(raw: unknown, ctx: ValidationContext): PhaseResult<PlanEnvelope> {
-  const { limits } = ctx.config;
+  return parseEnvelope(raw, ctx.config.limits);
+}
+
+/**
+ * The parse phase with only its limits: what the agent client runs before signing, so an agent gets
+ * the server's own parse diagnostics without the server's config.
+ */
+export function parseEnvelope(raw: unknown, limits: PlanLimits): PhaseResult<PlanEnvelope> {
   const value = readJson(raw, limits);
   if (!value.ok) return value;
 
