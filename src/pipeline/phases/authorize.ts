@@ -50,7 +50,7 @@ export function authorize(plan: PlanEnvelope, ctx: ValidationContext): PhaseResu
   };
   if (plan.summary !== undefined) validatedPlan.summary = plan.summary;
   if (plan.context !== undefined) validatedPlan.context = plan.context;
-  return ok(deepFreeze(validatedPlan));
+  return ok(freezePlan(validatedPlan));
 }
 
 function checkExpiry(plan: PlanEnvelope, ctx: ValidationContext): Diagnostic[] {
@@ -205,6 +205,21 @@ function runSummarize(tool: ToolDefinition, step: Step, hookContext: ToolHookCon
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Deep-freezes a validated plan. The objects built here are frozen shallowly and only the parts that
+ * came from input are walked (routes and empty annotation lists are shared and already frozen).
+ */
+function freezePlan(plan: ValidatedPlan): ValidatedPlan {
+  for (const step of plan.steps) {
+    deepFreeze(step.args);
+    if (step.annotations.length > 0) deepFreeze(step.annotations);
+    Object.freeze(step);
+  }
+  Object.freeze(plan.steps);
+  if (plan.context !== undefined) deepFreeze(plan.context);
+  return Object.freeze(plan);
 }
 
 /** Freezes a plain JSON-like tree in place and returns it. */

@@ -119,7 +119,7 @@ function wellFormedEnvelope(value: JsonValue): ParsedEnvelope | undefined {
 
 function readJson(raw: unknown, limits: PlanLimits): PhaseResult<JsonValue> {
   if (typeof raw === 'string') {
-    const bytes = new TextEncoder().encode(raw).length;
+    const bytes = utf8Length(raw);
     if (bytes > limits.maxPlanBytes) return failed([tooLarge(bytes, limits)]);
     const parsed = parseStrictJson(raw, limits);
     return parsed.ok ? ok(parsed.value) : failed(parsed.problems.map(problemDiagnostic));
@@ -128,7 +128,7 @@ function readJson(raw: unknown, limits: PlanLimits): PhaseResult<JsonValue> {
   if (!checked.ok) return failed(checked.problems.map(problemDiagnostic));
   // Own copy: the caller's object is never frozen or aliased by the validated plan.
   const text = JSON.stringify(raw);
-  const bytes = new TextEncoder().encode(text).length;
+  const bytes = utf8Length(text);
   if (bytes > limits.maxPlanBytes) return failed([tooLarge(bytes, limits)]);
   return ok(JSON.parse(text) as JsonValue);
 }
@@ -253,4 +253,23 @@ function assignStepIds(envelope: ParsedEnvelope): PhaseResult<PlanEnvelope> {
   if (envelope.summary !== undefined) plan.summary = envelope.summary;
   if (envelope.context !== undefined) plan.context = envelope.context;
   return ok(plan);
+}
+
+/** UTF-8 byte length without encoding the text (it runs on every submission). */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      // A surrogate pair is 2 UTF-16 units and 4 UTF-8 bytes; a lone surrogate encodes as 3 (U+FFFD).
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 2;
+        i++;
+      } else bytes += 2;
+    } else bytes += 2;
+  }
+  return bytes;
 }
