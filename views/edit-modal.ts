@@ -72,7 +72,8 @@ export function buildEditModal(model: EditModalModel): ModalView {
     run,
     config,
     added,
-    focusStepId: justAdded?.id ?? model.focusStepId,
+    // Added steps are always shown; the picked step stays shown beside them.
+    focusStepId: model.focusStepId,
   });
   const allowlist = config.pipeline.agents[run.agent]?.tools ?? [];
   const addable =

@@ -438,6 +438,18 @@ describe('edit modal', () => {
     expect(inputIds(focused).filter((id) => id?.startsWith('arg:s2:'))).toEqual([]);
     expect(focused.private_metadata).toBe('{"r":"run-shop-1","v":1,"f":"s3"}');
 
+    // Adding a step keeps the picked one in view (and in the metadata), beside the new one.
+    const withAdded = buildEditModal({
+      run,
+      config: shopConfig,
+      editorId: 'U0OP1',
+      focusStepId: 's3',
+      addedTool: 'update_order',
+    });
+    expect(checkView(withAdded)).toEqual([]);
+    expect(inputIds(withAdded)).toEqual(expect.arrayContaining(['arg:s3:price', 'arg:s9:price']));
+    expect(withAdded.private_metadata).toBe('{"r":"run-shop-1","v":1,"a":[["s9","update_order"]],"f":"s3"}');
+
     // Only the picked step is read; the others keep their arguments.
     const read = readEditSubmission({
       run,
