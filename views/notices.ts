@@ -73,7 +73,12 @@ function noticeLines(result: UseCaseResult, time: { readonly now?: number; reado
     case 'run_exists':
       return [`A run \`${escapeMrkdwn(result.runId)}\` already exists; nothing was changed.`];
     case 'not_found':
-      return [`I can't find run \`${escapeMrkdwn(result.runId)}\`. Nothing was changed.`];
+      // An empty id: the button or form named no run this app could read.
+      return [
+        result.runId === ''
+          ? "I can't tell which plan that was for. Nothing was changed."
+          : `I can't find run \`${escapeMrkdwn(result.runId)}\`. Nothing was changed.`,
+      ];
     case 'unchanged':
       return [`Nothing changed: your edit matches version ${result.run.version}.`];
   }

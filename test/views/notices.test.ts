@@ -72,6 +72,12 @@ describe('notices', () => {
     `);
   });
 
+  it('says when a click or form named no run at all, instead of showing an empty run id', () => {
+    expect(buildNotice({ kind: 'not_found', runId: '' }).text).toBe(
+      "I can't tell which plan that was for. Nothing was changed.",
+    );
+  });
+
   it('stays within limits and never lets plan text through unescaped', () => {
     for (const result of results) {
       const notice = buildNotice(result, { now: NOW });
