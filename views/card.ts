@@ -22,7 +22,7 @@ import {
   stepStanding,
   toolTitle,
 } from './step-section.ts';
-import { formatInstantFromNow, type TimeOptions } from './time.ts';
+import { formatInstant, formatInstantFromNow, type TimeOptions } from './time.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
 
 /** What the approval card shows. */
@@ -81,7 +81,9 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
 
   const blocks: KnownBlock[] = [
     header(headerText(run, shown, steps.length)),
-    section([lifecycleText(run, shown.version, time) ?? pendingText(run, model.escalatedTo ?? [], steps)]),
+    section([
+      lifecycleText(run, shown.version, time) ?? pendingText(run, model.escalatedTo ?? [], steps, time),
+    ]),
     ...(agentWords === undefined ? [] : [agentWords]),
     divider(),
     ...full.map((input) => stepSection(input, stepOptions)),
@@ -117,12 +119,18 @@ function fallbackText(run: RunView, shown: StoredVersion, count: number): string
 }
 
 /** What a pending card is waiting for: approvals by group, blocked steps, escalation. */
-function pendingText(run: RunView, escalatedTo: readonly string[], steps: readonly ValidatedStep[]): string {
+function pendingText(
+  run: RunView,
+  escalatedTo: readonly string[],
+  steps: readonly ValidatedStep[],
+  time: TimeOptions,
+): string {
   const lines: string[] = [];
   if (run.awaiting.length > 0) lines.push(`🕓 *Waiting for* ${awaitingText(run.awaiting)}`);
   if (escalatedTo.length > 0) {
     const level = run.escalationLevel > 0 ? ` (level ${run.escalationLevel})` : '';
-    lines.push(`⏫ Escalated to ${mentionList(escalatedTo)}${level}: they may act on this card too.`);
+    const at = run.escalatedAt === undefined ? '' : ` at ${formatInstant(run.escalatedAt, time)}`;
+    lines.push(`⏫ Escalated to ${mentionList(escalatedTo)}${level}${at}: they may act on this card too.`);
   }
   for (const step of run.blocked) {
     const reason = step.route.kind === 'block' ? step.route.reason : 'blocked';

@@ -499,13 +499,22 @@ export class ApprovalService {
         .run({
           escalation_level: Math.max(input.level, state.fields.escalationLevel),
           escalated_to: escalatedTo,
+          escalated_at: now,
         })
         .journal(
           { type: 'escalated', version: input.version, level: input.level, notified: [...input.notified] },
           now,
           state.current.plan.digest,
         );
-      const next = { ...state, fields: { ...state.fields, escalationLevel: input.level, escalatedTo } };
+      const next = {
+        ...state,
+        fields: {
+          ...state.fields,
+          escalationLevel: Math.max(input.level, state.fields.escalationLevel),
+          escalatedTo,
+          escalatedAt: now,
+        },
+      };
       return {
         commit,
         result: { kind: 'escalated', run: this.viewOf(input.runId, next), level: input.level },
@@ -938,6 +947,7 @@ export class ApprovalService {
       ...(fields.reason === undefined ? {} : { reason: fields.reason }),
       escalationLevel: fields.escalationLevel,
       escalatedTo: fields.escalatedTo,
+      ...(fields.escalatedAt === undefined ? {} : { escalatedAt: fields.escalatedAt }),
       createdAt: fields.createdAt,
     };
   }

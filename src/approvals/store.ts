@@ -18,6 +18,8 @@ export interface RunFields {
   readonly reason?: string;
   readonly escalationLevel: number;
   readonly escalatedTo: readonly string[];
+  /** When the latest escalation level fired (ms). */
+  readonly escalatedAt?: number;
   readonly journalSeq: number;
   readonly journalHead: string;
   readonly planDigest: string | null;
@@ -78,6 +80,7 @@ function parseFields(hash: Record<string, string>): RunFields {
   const decidedBy = optional(hash.decided_by, String);
   const decidedAt = optional(hash.decided_at, Number);
   const reason = optional(hash.reason, String);
+  const escalatedAt = optional(hash.escalated_at, Number);
   return {
     agent: hash.agent ?? '',
     status: (hash.status ?? 'pending') as RunStatus,
@@ -89,6 +92,7 @@ function parseFields(hash: Record<string, string>): RunFields {
     ...(reason === undefined ? {} : { reason }),
     escalationLevel: Number(hash.escalation_level ?? 0),
     escalatedTo: JSON.parse(hash.escalated_to ?? '[]') as string[],
+    ...(escalatedAt === undefined ? {} : { escalatedAt }),
     journalSeq: Number(hash.journal_seq ?? 0),
     journalHead: hash.journal_head ?? '',
     planDigest: optional(hash.plan_digest, String) ?? null,
@@ -108,6 +112,7 @@ export interface RunFieldUpdate {
   reason?: string;
   escalation_level?: number;
   escalated_to?: readonly string[];
+  escalated_at?: number;
   plan_digest?: string;
   submission_digest?: string;
 }

@@ -63,6 +63,8 @@ export interface RunView {
   readonly escalationLevel: number;
   /** People the run was escalated to (they may act on it like its approvers). */
   readonly escalatedTo: readonly string[];
+  /** When the latest escalation level fired (ms since epoch). */
+  readonly escalatedAt?: number;
   readonly createdAt: number;
 }
 
