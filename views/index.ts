@@ -29,6 +29,11 @@ export {
   editSubmissionAck,
   readEditSubmission,
 } from './edit-submission.ts';
+export {
+  buildEscalationMessage,
+  type EscalationMessageModel,
+  type EscalationStepLabel,
+} from './escalation-message.ts';
 export { isActionable, lifecycleText, type RunLifecycle } from './lifecycle.ts';
 export {
   clipMrkdwn,
