@@ -127,6 +127,11 @@ function pendingText(
 ): string {
   const lines: string[] = [];
   if (run.awaiting.length > 0) lines.push(`🕓 *Waiting for* ${awaitingText(run.awaiting)}`);
+  if (run.recheckProblem !== undefined) {
+    lines.push(
+      `⚠️ *Not approved:* the checks were run again when the last approval came in, and failed: ${clipMrkdwn(run.recheckProblem, 600)}`,
+    );
+  }
   if (escalatedTo.length > 0) {
     const level = run.escalationLevel > 0 ? ` (level ${run.escalationLevel})` : '';
     const at = run.escalatedAt === undefined ? '' : ` at ${formatInstant(run.escalatedAt, time)}`;

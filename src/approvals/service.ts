@@ -256,9 +256,15 @@ export class ApprovalService {
           now,
           state.current.plan.digest,
         );
+        const recheckProblem = recheck.diagnostics
+          .map((d) => d.message)
+          .join('; ')
+          .slice(0, 2000);
+        commit.run({ recheck_problem: recheckProblem });
+        const run = this.viewOf(input.runId, { ...next, fields: { ...next.fields, recheckProblem } });
         return {
           commit,
-          result: { kind: 'invalid', phase: recheck.phase, diagnostics: recheck.diagnostics },
+          result: { kind: 'invalid', phase: recheck.phase, diagnostics: recheck.diagnostics, run },
         };
       }
       const rechecked: StoredVersion = { ...state.current, plan: recheck.plan };
@@ -410,7 +416,7 @@ export class ApprovalService {
       const keys = this.keys.forRun(input.runId);
       commit
         .set(keys.version(versionNumber), JSON.stringify(version))
-        .run({ version: versionNumber, plan_digest: plan.digest })
+        .run({ version: versionNumber, plan_digest: plan.digest, recheck_problem: '' })
         .journal(
           {
             type: 'edited',
@@ -945,6 +951,9 @@ export class ApprovalService {
       ...(fields.decidedBy === undefined ? {} : { decidedBy: fields.decidedBy }),
       ...(fields.decidedAt === undefined ? {} : { decidedAt: fields.decidedAt }),
       ...(fields.reason === undefined ? {} : { reason: fields.reason }),
+      ...(fields.recheckProblem === undefined || fields.status !== 'pending'
+        ? {}
+        : { recheckProblem: fields.recheckProblem }),
       escalationLevel: fields.escalationLevel,
       escalatedTo: fields.escalatedTo,
       ...(fields.escalatedAt === undefined ? {} : { escalatedAt: fields.escalatedAt }),

@@ -16,6 +16,7 @@ export interface RunFields {
   readonly decidedBy?: string;
   readonly decidedAt?: number;
   readonly reason?: string;
+  readonly recheckProblem?: string;
   readonly escalationLevel: number;
   readonly escalatedTo: readonly string[];
   /** When the latest escalation level fired (ms). */
@@ -80,6 +81,7 @@ function parseFields(hash: Record<string, string>): RunFields {
   const decidedBy = optional(hash.decided_by, String);
   const decidedAt = optional(hash.decided_at, Number);
   const reason = optional(hash.reason, String);
+  const recheckProblem = optional(hash.recheck_problem, String);
   const escalatedAt = optional(hash.escalated_at, Number);
   return {
     agent: hash.agent ?? '',
@@ -90,6 +92,7 @@ function parseFields(hash: Record<string, string>): RunFields {
     ...(decidedBy === undefined ? {} : { decidedBy }),
     ...(decidedAt === undefined ? {} : { decidedAt }),
     ...(reason === undefined ? {} : { reason }),
+    ...(recheckProblem === undefined ? {} : { recheckProblem }),
     escalationLevel: Number(hash.escalation_level ?? 0),
     escalatedTo: JSON.parse(hash.escalated_to ?? '[]') as string[],
     ...(escalatedAt === undefined ? {} : { escalatedAt }),
@@ -110,6 +113,8 @@ export interface RunFieldUpdate {
   decided_by?: string;
   decided_at?: number;
   reason?: string;
+  /** '' clears it. */
+  recheck_problem?: string;
   escalation_level?: number;
   escalated_to?: readonly string[];
   escalated_at?: number;

@@ -61,6 +61,11 @@ export interface RunView {
   readonly decidedAt?: number;
   readonly reason?: string;
   readonly escalationLevel: number;
+  /**
+   * Why the last approval that completed the plan did not approve it: the authorize phase, re-run at
+   * that moment, failed (an invoice paid meanwhile, a tightened policy). Cleared by a new version.
+   */
+  readonly recheckProblem?: string;
   /** People the run was escalated to (they may act on it like its approvers). */
   readonly escalatedTo: readonly string[];
   /** When the latest escalation level fired (ms since epoch). */
@@ -107,6 +112,8 @@ export type UseCaseResult =
       readonly phase: Phase;
       readonly diagnostics: readonly Diagnostic[];
       readonly decision?: Decision;
+      /** The run, when it exists and its card should say why (a re-check that failed at approval). */
+      readonly run?: RunView;
     }
   | { readonly kind: 'duplicate'; readonly run: RunView }
   | { readonly kind: 'run_exists'; readonly runId: string }

@@ -396,3 +396,51 @@ describe('diff-message actions', () => {
     expect(stale.currentVersion).toBe(3);
   });
 });
+
+describe('re-check at the boundary', () => {
+  it('does not approve when a check fails at the last approval, says why on the run, and journals it', async () => {
+    const { z } = await import('zod');
+    const { defineConfig } = await import('../../src/config/index.ts');
+    const { defineTool, money, text } = await import('../../src/pipeline/index.ts');
+    const balance = { cents: 10_000 };
+    const pay = defineTool({
+      name: 'pay_invoice',
+      title: 'Pay invoice',
+      effect: 'irreversible',
+      args: z.strictObject({ invoice_id: text(), amount: money() }),
+      checks: (args) =>
+        args.amount <= balance.cents ? [] : [`amount exceeds the open balance of ${balance.cents} cents`],
+    });
+    const payConfig = defineConfig({
+      tools: [pay],
+      agents: { 'freight-ops': { tools: ['pay_invoice'], channel: 'C0OPS', secret: SECRET } },
+      groups: { finance: ['U0FIN1'] },
+      policy: [{ tool: 'pay_invoice', route: 'review', approvers: 'finance' }],
+      authoring: { finance: '*' },
+    });
+    const svc = new ApprovalService({
+      redis,
+      config: payConfig,
+      prefix,
+      secrets: () => SECRET,
+      clock: () => now,
+    });
+    const runId = 'run-recheck';
+    const raw = JSON.stringify({
+      runId,
+      agent: 'freight-ops',
+      expiresAt: new Date(now + 3_600_000).toISOString(),
+      steps: [{ tool: 'pay_invoice', args: { invoice_id: 'in_1', amount: 9_000 } }],
+    });
+    expectKind(await svc.submitPlan({ runId, agent: 'freight-ops', raw }), 'pending');
+    balance.cents = 5_000; // paid in part meanwhile
+    const result = expectKind(await svc.approve({ runId, version: 1, userId: 'U0FIN1' }), 'invalid');
+    expect(result.diagnostics[0]?.message).toMatch(/exceeds the open balance of 5000 cents/);
+    const run = await svc.getRun(runId);
+    expect(run?.status).toBe('pending');
+    expect(run?.recheckProblem).toMatch(/exceeds the open balance/);
+    expect(result.run?.recheckProblem).toBe(run?.recheckProblem);
+    balance.cents = 10_000;
+    expectKind(await svc.approve({ runId, version: 1, userId: 'U0FIN1' }), 'approved');
+  });
+});

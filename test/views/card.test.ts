@@ -431,3 +431,14 @@ describe('approval card limits', () => {
     expect(unescapedMarkup(text, [...users, 'U0OP1'])).toEqual([]);
   });
 });
+
+describe('a failed re-check at approval', () => {
+  it('says on the card why the plan was not approved, escaped', () => {
+    const run = { ...runView(freightV1()), recheckProblem: 'step s2: amount exceeds the balance <!channel>' };
+    const text = textOf(buildApprovalCard({ run, config: freightConfig, now: NOW }));
+    expect(text).toContain(
+      '*Not approved:* the checks were run again when the last approval came in, and failed',
+    );
+    expect(text).toContain('&lt;!channel&gt;');
+  });
+});
