@@ -1,7 +1,20 @@
-import { buildApprovalCard, buildDiffMessage, buildNotice } from '../../views/index.ts';
-import type { ApprovalService, RunView, UseCaseResult } from '../approvals/index.ts';
+import {
+  buildApprovalCard,
+  buildDiffMessage,
+  buildEscalationMessage,
+  buildNotice,
+  type EscalationStepLabel,
+} from '../../views/index.ts';
+import type { ApprovalService, RunView, StoredVersion, UseCaseResult } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
 import { diffPlans } from '../pipeline/index.ts';
+import {
+  type ChainStep,
+  chainStepKey,
+  type EscalationMessageKey,
+  escalationMessageName,
+  parseEscalationMessageName,
+} from '../queue/timer-plan.ts';
 import type { Metrics } from './metrics.ts';
 import type { CardLedger, MessageRef, SlackGateway } from './slack-gateway.ts';
 
@@ -26,6 +39,11 @@ export class Presenter {
       readonly metrics: Metrics;
       readonly clock: () => number;
       readonly tz?: string;
+      /**
+       * Called with every result before it is shown: the timers reschedule an edited run and stop a
+       * decided run's escalation chain here, whichever entry point (click, modal, timer) produced it.
+       */
+      readonly onResult?: (result: UseCaseResult) => Promise<void>;
     },
   ) {}
 
@@ -40,6 +58,7 @@ export class Presenter {
   /** Renders one use-case result. */
   async present(result: UseCaseResult, audience: Audience = {}): Promise<void> {
     this.deps.metrics.observe(result);
+    await this.deps.onResult?.(result);
     switch (result.kind) {
       case 'pending':
       case 'escalated':
@@ -100,10 +119,103 @@ export class Presenter {
     await this.deps.approvals.recordMessage(result.run.runId, `diff:v${result.run.version}`, posted);
   }
 
-  /** Re-renders every diff message of the run against its present state (buttons gone once past). */
+  /**
+   * An escalation step fired (or the reminder): the level's people get the escalation message by DM
+   * and/or in its channel — the reminder goes to the card's channel — and each message is recorded, so
+   * a decision or an edit updates it. Targets already recorded are skipped (a retried job posts only
+   * what is missing); one failing target does not stop the others, and the failures are thrown together
+   * at the end so the job is retried.
+   */
+  async showEscalation(run: RunView, step: ChainStep): Promise<void> {
+    const target = this.escalationTarget(run.agent, {
+      step: chainStepKey(step),
+      repeat: step.kind === 'escalate' ? step.repeat : 0,
+      ...(step.kind === 'escalate' ? { level: step.level } : {}),
+    });
+    const message = this.escalationMessage(run, run.current, target);
+    const recorded = await this.deps.approvals.messages(run.runId);
+    const failures: unknown[] = [];
+    const channels: (() => Promise<string>)[] = [
+      ...target.notified.map((user) => () => this.deps.gateway.openDm([user])),
+      ...(target.channel === undefined ? [] : [async () => target.channel ?? '']),
+    ];
+    for (const open of channels) {
+      try {
+        const channel = await open();
+        const name = escalationMessageName(run.version, chainStepKey(step), channel);
+        if (recorded[name] !== undefined) continue;
+        const posted = await this.deps.gateway.post(channel, message);
+        await this.deps.approvals.recordMessage(run.runId, name, posted);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) {
+      throw new AggregateError(
+        failures,
+        `run ${run.runId}: ${failures.length} escalation message(s) not posted`,
+      );
+    }
+  }
+
+  /**
+   * Who an escalation step is for, from today's config: the level's people (DMs) and channel, or for the
+   * reminder the card's channel. A level since removed from the config notifies nobody.
+   */
+  private escalationTarget(
+    agent: string,
+    key: Pick<EscalationMessageKey, 'step' | 'level' | 'repeat'>,
+  ): { label: EscalationStepLabel; notified: readonly string[]; group?: string; channel?: string } {
+    if (key.level === undefined) {
+      const channel = this.deps.config.agents[agent]?.channel;
+      return { label: { kind: 'reminder' }, notified: [], ...(channel === undefined ? {} : { channel }) };
+    }
+    const level = this.deps.config.escalation[agent]?.levels[key.level - 1];
+    return {
+      label: { kind: 'escalation', level: key.level, repeat: key.repeat },
+      notified: level?.notify ?? [],
+      ...(level?.group === undefined ? {} : { group: level.group }),
+      ...(level?.channel === undefined ? {} : { channel: level.channel }),
+    };
+  }
+
+  private escalationMessage(
+    run: RunView,
+    version: StoredVersion,
+    target: ReturnType<Presenter['escalationTarget']>,
+  ) {
+    const cardChannel = this.deps.config.agents[run.agent]?.channel;
+    return buildEscalationMessage({
+      run,
+      version,
+      step: target.label,
+      notified: target.notified,
+      ...(target.group === undefined ? {} : { group: target.group }),
+      ...(cardChannel === undefined ? {} : { cardChannel }),
+      config: this.deps.config,
+      ...this.time(),
+    });
+  }
+
+  /**
+   * Re-renders every message of the run besides the card — diff messages and escalation messages —
+   * against its present state: superseded or decided, without buttons.
+   */
   private async refreshThread(run: RunView): Promise<void> {
     const messages = await this.deps.approvals.messages(run.runId);
     for (const [name, ref] of Object.entries(messages)) {
+      const escalation = parseEscalationMessageName(name);
+      if (escalation !== undefined) {
+        if (escalation.version === run.version && run.status === 'pending') continue;
+        const shown =
+          escalation.version === run.version
+            ? run.current
+            : await this.deps.approvals.getVersion(run.runId, escalation.version);
+        if (shown === undefined) continue;
+        const target = this.escalationTarget(run.agent, escalation);
+        await this.deps.gateway.update(ref, this.escalationMessage(run, shown, target));
+        continue;
+      }
       const version = /^diff:v(\d+)$/.exec(name)?.[1];
       if (version === undefined || (Number(version) === run.version && run.status === 'pending')) continue;
       const current = await this.deps.approvals.getVersion(run.runId, Number(version));

@@ -1,7 +1,15 @@
-/** BullMQ: connections, queue names and job ids, the intake processor and worker, decision delivery. */
+/**
+ * BullMQ: connections, queue names and job ids, the intake processor and worker, decision delivery, and
+ * the timers (expiry, escalation, reminders) with their scheduler and boot-time reconciliation.
+ */
 export * from './connection.ts';
 export * from './decisions.ts';
 export * from './intake.ts';
 export * from './intake-worker.ts';
 export * from './names.ts';
+export * from './reconcile-timers.ts';
 export * from './shutdown.ts';
+export * from './timer-plan.ts';
+export * from './timer-scheduler.ts';
+export * from './timers.ts';
+export * from './timers-worker.ts';

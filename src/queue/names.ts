@@ -48,9 +48,18 @@ export function expireJobId(runId: string, version: number): string {
   return `expire-${runId}-v${version}`;
 }
 
-/** Escalation level `level` of one version (DESIGN.md §8). */
-export function escalateJobId(runId: string, version: number, level: number): string {
-  return `escalate-${runId}-v${version}-l${level}`;
+/**
+ * Escalation level `level` (1-based) of one version (DESIGN.md §8); `repeat` ≥ 1 for the re-notifications
+ * of the last level.
+ * @example escalateJobId('0190…', 2, 2, 1) // 'escalate-0190…-v2-l2-r1'
+ */
+export function escalateJobId(runId: string, version: number, level: number, repeat = 0): string {
+  return `escalate-${runId}-v${version}-l${level}${repeat > 0 ? `-r${repeat}` : ''}`;
+}
+
+/** The reminder to the card's channel before the first escalation of one version. */
+export function remindJobId(runId: string, version: number): string {
+  return `remind-${runId}-v${version}`;
 }
 
 /**

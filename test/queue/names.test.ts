@@ -8,6 +8,7 @@ import {
   expireJobId,
   INTAKE_QUEUE,
   intakeJobId,
+  remindJobId,
   TIMERS_QUEUE,
 } from '../../src/queue/index.ts';
 
@@ -37,6 +38,8 @@ describe('queue names and job ids', () => {
     expect(decisionJobId(RUN)).toBe(`decision-${RUN}`);
     expect(expireJobId(RUN, 3)).toBe(`expire-${RUN}-v3`);
     expect(escalateJobId(RUN, 3, 2)).toBe(`escalate-${RUN}-v3-l2`);
+    expect(escalateJobId(RUN, 3, 2, 1)).toBe(`escalate-${RUN}-v3-l2-r1`);
+    expect(remindJobId(RUN, 3)).toBe(`remind-${RUN}-v3`);
   });
 
   it('never puts a colon in a job id (BullMQ refuses them)', () => {

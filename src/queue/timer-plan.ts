@@ -1,0 +1,180 @@
+/**
+ * The timers of one plan version (DESIGN.md §8), as pure data: its expiry, and its escalation chain —
+ * the optional reminder, each configured level, and the re-notifications of the last level — with
+ * the instant each is due, the deterministic BullMQ job id, and the name under which the messages a
+ * step posted are recorded. Those recorded names are how the scheduler knows how far a version's
+ * chain has got (a step is done once its message is recorded), so scheduling stays idempotent
+ * without any extra state.
+ */
+import type { RunView } from '../approvals/types.ts';
+import type { EscalationPolicy } from '../config/define-config.ts';
+import { escalateJobId, expireJobId, remindJobId } from './names.ts';
+
+/** What a timer job carries. Every timer names the version it was scheduled for. */
+export type TimerJobData =
+  | { readonly kind: 'expire'; readonly runId: string; readonly version: number }
+  | { readonly kind: 'remind'; readonly runId: string; readonly agent: string; readonly version: number }
+  | {
+      readonly kind: 'escalate';
+      readonly runId: string;
+      readonly agent: string;
+      readonly version: number;
+      /** 1-based index into the agent's levels. */
+      readonly level: number;
+      /** 0 for the level itself, 1… for re-notifications of the last level. */
+      readonly repeat: number;
+    };
+
+/** One step of a version's escalation chain. */
+export type ChainStep = Extract<TimerJobData, { kind: 'remind' | 'escalate' }>;
+
+/** A job to add: its id, when it is due (ms since epoch) and its data. */
+export interface TimerJobSpec {
+  readonly id: string;
+  readonly dueAt: number;
+  readonly data: TimerJobData;
+}
+
+/** What the timers of a version are computed from. */
+export type TimerSubject = Pick<RunView, 'runId' | 'agent' | 'version' | 'current'>;
+
+/** The expiry timer of the run's current version; `expiresAt` is the same for every version. */
+export function expiryJob(run: TimerSubject): TimerJobSpec {
+  return {
+    id: expireJobId(run.runId, run.version),
+    dueAt: Date.parse(run.current.plan.expiresAt),
+    data: { kind: 'expire', runId: run.runId, version: run.version },
+  };
+}
+
+/**
+ * The escalation chain of the run's current version, in firing order. Its clock starts when the
+ * version became current (v1's creation, else the edit), so an edit restarts it; steps due at or after
+ * the expiry are left out (expiry comes first and ends the run).
+ */
+export function escalationChain(policy: EscalationPolicy | undefined, run: TimerSubject): TimerJobSpec[] {
+  if (policy === undefined) return [];
+  const start = run.current.createdAt;
+  const expiresAt = Date.parse(run.current.plan.expiresAt);
+  const base = { runId: run.runId, agent: run.agent, version: run.version };
+  const jobs: TimerJobSpec[] = [];
+  if (policy.reminderAfterMs !== undefined) {
+    jobs.push({
+      id: remindJobId(run.runId, run.version),
+      dueAt: start + policy.reminderAfterMs,
+      data: { kind: 'remind', ...base },
+    });
+  }
+  policy.levels.forEach((level, index) => {
+    jobs.push({
+      id: escalateJobId(run.runId, run.version, index + 1),
+      dueAt: start + level.afterMs,
+      data: { kind: 'escalate', ...base, level: index + 1, repeat: 0 },
+    });
+  });
+  const last = policy.levels.at(-1);
+  for (let repeat = 1; last !== undefined && repeat <= (policy.repeat?.times ?? 0); repeat++) {
+    const level = policy.levels.length;
+    jobs.push({
+      id: escalateJobId(run.runId, run.version, level, repeat),
+      dueAt: start + last.afterMs + repeat * (policy.repeat?.everyMs ?? 0),
+      data: { kind: 'escalate', ...base, level, repeat },
+    });
+  }
+  return jobs.filter((job) => job.dueAt < expiresAt).sort((a, b) => a.dueAt - b.dueAt);
+}
+
+/**
+ * The step to schedule for the current version: the one after the last step whose message is recorded
+ * (`recorded` = names of the run's recorded messages), or undefined when the chain is done.
+ */
+export function nextChainJob(
+  policy: EscalationPolicy | undefined,
+  run: TimerSubject,
+  recorded: Iterable<string>,
+): TimerJobSpec | undefined {
+  const chain = escalationChain(policy, run);
+  const done = new Set<string>();
+  for (const name of recorded) {
+    const parsed = parseEscalationMessageName(name);
+    if (parsed?.version === run.version) done.add(parsed.step);
+  }
+  let next = 0;
+  chain.forEach((job, index) => {
+    if (job.data.kind !== 'expire' && done.has(chainStepKey(job.data))) next = index + 1;
+  });
+  return chain[next];
+}
+
+/** The chain step after `step` in its version's chain, or undefined after the last. */
+export function chainJobAfter(
+  policy: EscalationPolicy | undefined,
+  run: TimerSubject,
+  step: ChainStep,
+): TimerJobSpec | undefined {
+  const chain = escalationChain(policy, run);
+  const key = chainStepKey(step);
+  const index = chain.findIndex((job) => job.data.kind !== 'expire' && chainStepKey(job.data) === key);
+  return index < 0 ? undefined : chain[index + 1];
+}
+
+/**
+ * Every timer job id the run may have for versions 1…`throughVersion` under `policy` — what a decision
+ * or an edit removes. Ids of steps past the expiry are included: removing a job that is not there is
+ * harmless.
+ */
+export function timerJobIds(
+  runId: string,
+  policy: EscalationPolicy | undefined,
+  fromVersion: number,
+  throughVersion: number,
+): string[] {
+  const ids: string[] = [];
+  for (let version = fromVersion; version <= throughVersion; version++) {
+    ids.push(expireJobId(runId, version));
+    if (policy === undefined) continue;
+    if (policy.reminderAfterMs !== undefined) ids.push(remindJobId(runId, version));
+    policy.levels.forEach((_, index) => {
+      ids.push(escalateJobId(runId, version, index + 1));
+    });
+    for (let repeat = 1; repeat <= (policy.repeat?.times ?? 0); repeat++)
+      ids.push(escalateJobId(runId, version, policy.levels.length, repeat));
+  }
+  return ids;
+}
+
+/** A chain step's short name in message names: `reminder`, `l2`, `l2r1`. */
+export function chainStepKey(step: Pick<ChainStep, 'kind'> & { level?: number; repeat?: number }): string {
+  if (step.kind === 'remind') return 'reminder';
+  return `l${step.level ?? 0}${(step.repeat ?? 0) > 0 ? `r${step.repeat}` : ''}`;
+}
+
+/**
+ * Where a chain step's message is recorded in the run's messages (one name per channel it went to).
+ * @example escalationMessageName(2, 'l1', 'D0ABC') // 'escalation:v2:l1:D0ABC'
+ */
+export function escalationMessageName(version: number, step: string, channel: string): string {
+  return `escalation:v${version}:${step}:${channel}`;
+}
+
+/** The escalation step a recorded message name stands for. */
+export interface EscalationMessageKey {
+  readonly version: number;
+  readonly step: string;
+  /** undefined for the reminder. */
+  readonly level?: number;
+  readonly repeat: number;
+}
+
+/** Reads an escalation message name back; undefined for other names (`card`, `diff:v2`). */
+export function parseEscalationMessageName(name: string): EscalationMessageKey | undefined {
+  const match = /^escalation:v(\d+):(reminder|l(\d+)(?:r(\d+))?):/.exec(name);
+  if (match === null) return undefined;
+  const [, version = '0', step = '', level, repeat] = match;
+  return {
+    version: Number(version),
+    step,
+    ...(level === undefined ? {} : { level: Number(level) }),
+    repeat: repeat === undefined ? 0 : Number(repeat),
+  };
+}

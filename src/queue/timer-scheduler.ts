@@ -1,0 +1,160 @@
+import { type JobsOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { RunView, UseCaseResult } from '../approvals/types.ts';
+import type { EscalationPolicy } from '../config/define-config.ts';
+import { bullPrefix, TIMERS_QUEUE } from './names.ts';
+import {
+  type ChainStep,
+  chainJobAfter,
+  expiryJob,
+  nextChainJob,
+  type TimerJobData,
+  type TimerJobSpec,
+  timerJobIds,
+} from './timer-plan.ts';
+
+/**
+ * Options of every timer job. Processing faults (Redis, Slack) are retried with backoff; a finished
+ * job is removed at once — a chain's progress is read from the messages its steps recorded, not from
+ * kept jobs — and a failed one is kept a week for inspection (`reconcile` retries it on boot).
+ */
+export const TIMER_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: true,
+  removeOnFail: { age: 7 * 24 * 3600 },
+} as const satisfies JobsOptions;
+
+export interface TimerSchedulerOptions {
+  /** A client-role connection (the scheduler only adds and removes jobs). */
+  readonly connection: Redis;
+  /** Countersign key prefix (default `cs`). */
+  readonly prefix?: string;
+  /** Escalation policy per agent (`config.escalation`). */
+  readonly escalation: Readonly<Record<string, EscalationPolicy>>;
+  /** The names of the messages recorded for a run (`ApprovalService.messages`): how far its chain got. */
+  readonly recordedMessages: (runId: string) => Promise<Readonly<Record<string, unknown>>>;
+  /** Milliseconds since the epoch (default `Date.now`). */
+  readonly clock?: () => number;
+}
+
+/**
+ * Puts a run's timers on the `timers` queue as delayed jobs and takes them off again (DESIGN.md §8):
+ * at any time a pending run holds its version's expiry job and the next step of that version's
+ * escalation chain. Every operation is idempotent: job ids are deterministic, and BullMQ ignores an
+ * add whose id exists.
+ * @example
+ * const timers = new TimerScheduler({ connection: redis, escalation: config.escalation,
+ *   recordedMessages: (runId) => approvals.messages(runId) });
+ * await timers.schedule(run); // intake's `schedule` port
+ */
+export class TimerScheduler {
+  readonly queue: Queue<TimerJobData>;
+  private readonly escalation: Readonly<Record<string, EscalationPolicy>>;
+  private readonly recordedMessages: TimerSchedulerOptions['recordedMessages'];
+  private readonly clock: () => number;
+
+  constructor(options: TimerSchedulerOptions) {
+    this.queue = new Queue<TimerJobData>(TIMERS_QUEUE, {
+      connection: options.connection,
+      prefix: bullPrefix(options.prefix ?? 'cs'),
+    });
+    this.escalation = options.escalation;
+    this.recordedMessages = options.recordedMessages;
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /**
+   * Ensures a pending run's current version has its expiry job and the next step of its escalation
+   * chain (after the last step whose message is recorded). Called by intake for a new run, after an
+   * edit, and by boot-time reconciliation.
+   */
+  async schedule(run: RunView): Promise<void> {
+    if (run.status !== 'pending') return;
+    await this.add(await this.due(run));
+  }
+
+  /** The chain step after `step` (which just fired); nothing after the last, or for another version. */
+  async scheduleAfter(run: RunView, step: ChainStep): Promise<void> {
+    if (run.status !== 'pending' || run.version !== step.version) return;
+    const next = chainJobAfter(this.escalation[run.agent], run, step);
+    if (next !== undefined) await this.add([next]);
+  }
+
+  /**
+   * After an edit: the new version's expiry (same `expiresAt`) and escalation clock start, then every
+   * older version's timers are removed. Added before removing, so a crash in between leaves a
+   * timer too many (a journaled no-op when it fires), never none.
+   */
+  async reschedule(run: RunView): Promise<void> {
+    await this.schedule(run);
+    if (run.version > 1) await this.remove(run.runId, run.agent, 1, run.version - 1);
+  }
+
+  /** A decided run: every timer of every version is removed. Returns how many jobs were removed. */
+  cancel(run: Pick<RunView, 'runId' | 'agent' | 'version'>): Promise<number> {
+    return this.remove(run.runId, run.agent, 1, run.version);
+  }
+
+  /** The presenter's `onResult` hook: an edit restarts the clock, a decision stops the chain. */
+  async onResult(result: UseCaseResult): Promise<void> {
+    switch (result.kind) {
+      case 'edited':
+        await this.reschedule(result.run);
+        return;
+      case 'approved':
+      case 'rejected':
+      case 'expired':
+        await this.cancel(result.run);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * Boot-time variant of `schedule`: also retries the run's timer if it failed for good earlier (a job
+   * left failed keeps its id, so adding it again would do nothing).
+   */
+  async ensure(run: RunView): Promise<void> {
+    if (run.status !== 'pending') return;
+    const jobs = await this.due(run);
+    for (const job of jobs) {
+      if ((await this.queue.getJobState(job.id)) === 'failed')
+        await (await this.queue.getJob(job.id))?.retry();
+    }
+    await this.add(jobs);
+  }
+
+  /** Closes the queue (not the connection, which the caller owns). */
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+
+  private async due(run: RunView): Promise<TimerJobSpec[]> {
+    const policy = this.escalation[run.agent];
+    const next =
+      policy === undefined
+        ? undefined
+        : nextChainJob(policy, run, Object.keys(await this.recordedMessages(run.runId)));
+    return [expiryJob(run), ...(next === undefined ? [] : [next])];
+  }
+
+  private async add(jobs: readonly TimerJobSpec[]): Promise<void> {
+    const now = this.clock();
+    await this.queue.addBulk(
+      jobs.map((job) => ({
+        name: job.data.kind,
+        data: job.data,
+        opts: { ...TIMER_JOB_OPTIONS, jobId: job.id, delay: Math.max(0, job.dueAt - now) },
+      })),
+    );
+  }
+
+  private async remove(runId: string, agent: string, from: number, through: number): Promise<number> {
+    const ids = timerJobIds(runId, this.escalation[agent], from, through);
+    // An active job cannot be removed (BullMQ answers 0); it is removed when it completes.
+    const removed = await Promise.all(ids.map((id) => this.queue.remove(id)));
+    return removed.filter((code) => code === 1).length;
+  }
+}

@@ -1,0 +1,66 @@
+import { DelayedError, type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { bullPrefix, TIMERS_QUEUE } from './names.ts';
+import type { TimerJobData } from './timer-plan.ts';
+import { createTimerProcessor, type TimerDependencies, type TimerSummary } from './timers.ts';
+
+export interface TimersWorkerOptions extends TimerDependencies {
+  /** A worker-role connection (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking reads. */
+  readonly connection: Redis;
+  /** Countersign key prefix (default `cs`). */
+  readonly prefix?: string;
+  /**
+   * Timers processed at once (default 16): a timer mostly waits on Redis and Slack, and many can fall
+   * due at the same moment (a batch of plans submitted together).
+   */
+  readonly concurrency?: number;
+  /** Worker errors and failed jobs (default: `console.error`). */
+  readonly log?: (line: string) => void;
+}
+
+export interface TimersWorker {
+  readonly worker: Worker<TimerJobData, TimerSummary>;
+  /** Stops taking jobs, waits for the active ones, closes the worker's own connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the timers worker. An expiry that fires early by this process's clock is put back as a
+ * delayed job until `expiresAt` (BullMQ's `moveToDelayed` + `DelayedError`), so a skewed clock can
+ * delay an expiry but never skip it. The caller owns `connection`.
+ * @example
+ * const timers = startTimersWorker({ connection, service, presenter, escalation: config.escalation,
+ *   scheduleAfter: (run, step) => scheduler.scheduleAfter(run, step) });
+ */
+export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const process = createTimerProcessor(options);
+  const worker = new Worker<TimerJobData, TimerSummary>(
+    TIMERS_QUEUE,
+    async (job: Job<TimerJobData, TimerSummary>, token?: string) => {
+      const summary = await process(job);
+      if (summary.kind === 'early' && 'retryAt' in summary) {
+        await job.moveToDelayed(summary.retryAt, token);
+        throw new DelayedError();
+      }
+      return summary;
+    },
+    {
+      connection: options.connection,
+      prefix: bullPrefix(options.prefix ?? 'cs'),
+      concurrency: options.concurrency ?? 16,
+    },
+  );
+  worker.on('error', (error) => log(`timers worker: ${error.message}`));
+  worker.on('failed', (job, error) => {
+    log(`timer job ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close() {
+      closing ??= worker.close();
+      return closing;
+    },
+  };
+}

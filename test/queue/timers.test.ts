@@ -1,0 +1,293 @@
+/**
+ * The timer scheduler, the processor and boot-time reconciliation against real Redis and BullMQ, with
+ * the freight config (escalation after 15 min and 1 h) and a clock the test moves: no worker runs here
+ * unless a test starts one, so delayed jobs are inspected, never waited for.
+ */
+import { UnrecoverableError, Worker } from 'bullmq';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { FREIGHT_AGENT, freightPlan } from '../../examples/freight/plans.ts';
+import {
+  ApprovalService,
+  type JournalRecord,
+  type RunView,
+  type UseCaseResult,
+} from '../../src/approvals/index.ts';
+import {
+  bullPrefix,
+  type ChainStep,
+  createTimerProcessor,
+  escalationMessageName,
+  reconcileTimers,
+  TIMERS_QUEUE,
+  TimerScheduler,
+} from '../../src/queue/index.ts';
+import { freightConfig } from '../support/freight.ts';
+import { freightSecrets, intakeStack } from '../support/intake-stack.ts';
+
+const MIN = 60_000;
+const START = Date.parse('2026-04-01T10:00:00Z');
+let now = START;
+const clock = () => now;
+let runCounter = 0;
+
+/**
+ * The approvals service and a scheduler under a prefix of their own, on the moved clock, with helpers
+ * to read what they did. Each describe block has its own, so reconciliation sees only its runs.
+ */
+function timersHarness(name: string) {
+  const stack = intakeStack(name);
+  const service = new ApprovalService({
+    redis: stack.redis,
+    config: freightConfig,
+    secrets: freightSecrets,
+    prefix: stack.prefix,
+    clock,
+  });
+  const scheduler = new TimerScheduler({
+    connection: stack.redis,
+    prefix: stack.prefix,
+    escalation: freightConfig.escalation,
+    recordedMessages: (runId) => service.messages(runId),
+    clock,
+  });
+  beforeEach(async () => {
+    now = START;
+    await scheduler.queue.obliterate({ force: true });
+  });
+  afterAll(async () => {
+    await scheduler.queue.obliterate({ force: true });
+    await scheduler.close();
+    await stack.cleanup();
+  });
+  return {
+    stack,
+    service,
+    scheduler,
+    /** A pending freight run (expires 2 h after `now`). */
+    async pendingRun(): Promise<RunView> {
+      const runId = `run-timers-${++runCounter}`;
+      const result = await service.submitPlan({
+        runId,
+        agent: FREIGHT_AGENT,
+        raw: JSON.stringify(freightPlan({ runId, now })),
+      });
+      if (result.kind !== 'pending') throw new Error(`expected pending, got ${result.kind}`);
+      return result.run;
+    },
+    /** Waiting timer jobs of the run: id → minutes it was delayed by when added. */
+    async waiting(runId: string): Promise<Record<string, number>> {
+      const jobs = await scheduler.queue.getJobs(['delayed', 'waiting']);
+      return Object.fromEntries(
+        jobs
+          .filter((job) => job.id?.includes(runId))
+          .map((job) => [job.id?.replace(runId, '<run>') ?? '', Math.round((job.delay ?? 0) / MIN)]),
+      );
+    },
+    async journal(runId: string): Promise<JournalRecord['event'][]> {
+      const records = await stack.redis.lrange(service.keys.forRun(runId).journal, 0, -1);
+      return records.map((text) => (JSON.parse(text) as JournalRecord).event);
+    },
+  };
+}
+
+describe('TimerScheduler', () => {
+  const { service, scheduler, pendingRun, waiting } = timersHarness('timer-scheduler');
+
+  it('gives a pending run its expiry and its first escalation level, once however often it is asked', async () => {
+    const run = await pendingRun();
+    await scheduler.schedule(run);
+    await scheduler.schedule(run);
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 120, 'escalate-<run>-v1-l1': 15 });
+    expect(await scheduler.queue.getDelayedCount()).toBe(2);
+  });
+
+  it('schedules the step after the last one whose message was recorded, with the delay left', async () => {
+    const run = await pendingRun();
+    await service.recordMessage(run.runId, escalationMessageName(1, 'l1', 'D0LEAD'), {
+      channel: 'D0LEAD',
+      ts: '1.1',
+    });
+    now += 20 * MIN;
+    await scheduler.schedule(run);
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 100, 'escalate-<run>-v1-l2': 40 });
+  });
+
+  it('after an edit starts version 2’s clock and removes version 1’s timers; a decision removes the rest', async () => {
+    const run = await pendingRun();
+    await scheduler.schedule(run);
+    now += 30 * MIN;
+    const edited = await service.applyEdit({
+      runId: run.runId,
+      baseVersion: 1,
+      editorId: 'U0OP1',
+      steps: run.current.plan.steps.map(({ id, tool, args }) =>
+        id === 's2' ? { id, tool, args: { ...args, window: '2026-04-06' } } : { id, tool, args },
+      ),
+    });
+    expect(edited.kind).toBe('edited');
+    await scheduler.onResult(edited);
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v2': 90, 'escalate-<run>-v2-l1': 15 });
+
+    const approved = await service.approve({ runId: run.runId, version: 2, userId: 'U0OP1' });
+    expect(approved.kind).toBe('approved');
+    await scheduler.onResult(approved);
+    expect(await waiting(run.runId)).toEqual({});
+  });
+});
+
+describe('the timers processor', () => {
+  const { service, scheduler, pendingRun, waiting, journal } = timersHarness('timer-processor');
+  const shown: UseCaseResult[] = [];
+  const escalations: ChainStep[] = [];
+  const process = createTimerProcessor({
+    service,
+    presenter: {
+      present: async (result) => {
+        shown.push(result);
+      },
+      showEscalation: async (_run, step) => {
+        escalations.push(step);
+      },
+    },
+    escalation: freightConfig.escalation,
+    scheduleAfter: (run, step) => scheduler.scheduleAfter(run, step),
+    clock,
+  });
+  beforeEach(() => {
+    shown.length = 0;
+    escalations.length = 0;
+  });
+
+  it('refuses malformed job data without retry', async () => {
+    await expect(process({ data: { kind: 'expire', runId: 'x y', version: 1 } })).rejects.toBeInstanceOf(
+      UnrecoverableError,
+    );
+    await expect(process({ data: { kind: 'explode' } })).rejects.toBeInstanceOf(UnrecoverableError);
+  });
+
+  it('puts back an expiry that fires before expiresAt, and expires the run once it is due', async () => {
+    const run = await pendingRun();
+    const expiresAt = Date.parse(run.current.plan.expiresAt);
+    const data = { kind: 'expire', runId: run.runId, version: 1 };
+    expect(await process({ data })).toEqual({ kind: 'early', retryAt: expiresAt });
+    expect(shown).toEqual([]);
+    now = expiresAt;
+    expect(await process({ data })).toEqual({ kind: 'expired' });
+    expect(shown.map((result) => result.kind)).toEqual(['expired']);
+    expect(await service.getDecision(run.runId)).toMatchObject({ status: 'expired', decidedBy: 'timer' });
+  });
+
+  it('escalates: records the level’s people, shows it, schedules the next level and sends the message', async () => {
+    const run = await pendingRun();
+    now += 15 * MIN;
+    const step = {
+      kind: 'escalate',
+      runId: run.runId,
+      agent: FREIGHT_AGENT,
+      version: 1,
+      level: 1,
+      repeat: 0,
+    } as const;
+    expect(await process({ data: step })).toEqual({ kind: 'escalated' });
+    expect(shown[0]).toMatchObject({
+      kind: 'escalated',
+      level: 1,
+      run: { escalatedTo: ['U0LEAD1'], escalatedAt: now },
+    });
+    expect(escalations).toEqual([step]);
+    expect(await waiting(run.runId)).toEqual({ 'escalate-<run>-v1-l2': 45 });
+    // U0LEAD1 is no operator, but may now approve what they were escalated.
+    expect((await service.approve({ runId: run.runId, version: 1, userId: 'U0LEAD1' })).kind).toBe(
+      'approved',
+    );
+  });
+
+  it('a timer for a decided or superseded version only journals stale_timer; a stale reminder is dropped', async () => {
+    const run = await pendingRun();
+    await service.approve({ runId: run.runId, version: 1, userId: 'U0OP1' });
+    const step = {
+      kind: 'escalate',
+      runId: run.runId,
+      agent: FREIGHT_AGENT,
+      version: 1,
+      level: 1,
+      repeat: 0,
+    };
+    expect(await process({ data: step })).toEqual({ kind: 'already_decided' });
+    expect(
+      await process({ data: { kind: 'remind', runId: run.runId, agent: FREIGHT_AGENT, version: 1 } }),
+    ).toEqual({
+      kind: 'stale',
+    });
+    expect(escalations).toEqual([]);
+    expect((await journal(run.runId)).filter((event) => event.type === 'stale_timer')).toEqual([
+      { type: 'stale_timer', timer: 'escalate-v1-l1', version: 1, currentVersion: 1 },
+    ]);
+  });
+});
+
+describe('reconcileTimers', () => {
+  const { stack, service, scheduler, pendingRun, waiting } = timersHarness('timer-reconcile');
+  const shown: UseCaseResult[] = [];
+  const reconcile = () =>
+    reconcileTimers({
+      service,
+      ensure: (run) => scheduler.ensure(run),
+      present: async (result) => {
+        shown.push(result);
+      },
+      clock,
+    });
+
+  it('restores lost timers, expires runs past expiresAt, and adds nothing on a second pass', async () => {
+    const kept = await pendingRun(); // expires at +120 min
+    now += 5 * MIN;
+    const late = await pendingRun(); // expires at +125 min
+    now += 116 * MIN; // `kept` is past its expiry, `late` is not
+
+    const summary = await reconcile();
+    expect(summary).toMatchObject({ expired: 1, failed: 0 });
+    expect(summary.checked).toBe(2);
+    expect(
+      shown
+        .filter((result) => result.kind === 'expired')
+        .map((result) => 'run' in result && result.run?.runId),
+    ).toEqual([kept.runId]);
+    expect(await service.getDecision(kept.runId)).toMatchObject({ status: 'expired' });
+    // `late` is past all of its escalation steps' due times: the first is due now, the expiry in 4 min.
+    expect(await waiting(late.runId)).toEqual({ 'expire-<run>-v1': 4, 'escalate-<run>-v1-l1': 0 });
+
+    const jobs = await scheduler.queue.getJobCounts('delayed', 'waiting');
+    await reconcile();
+    expect(await scheduler.queue.getJobCounts('delayed', 'waiting')).toEqual(jobs);
+  });
+
+  it('retries a timer that failed for good', async () => {
+    const run = await pendingRun();
+    await scheduler.schedule(run);
+    const l1 = `escalate-${run.runId}-v1-l1`;
+    await (await scheduler.queue.getJob(l1))?.promote();
+    const connection = stack.redis.duplicate({ maxRetriesPerRequest: null });
+    const failing = new Worker(
+      TIMERS_QUEUE,
+      async () => {
+        throw new UnrecoverableError('Slack is down for good');
+      },
+      { connection, prefix: bullPrefix(stack.prefix) },
+    );
+    await expectEventually(async () => (await scheduler.queue.getJobState(l1)) === 'failed');
+    await failing.close();
+    await connection.quit();
+
+    await reconcile();
+    expect(await scheduler.queue.getJobState(l1)).toBe('waiting');
+  });
+});
+
+async function expectEventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
