@@ -1,7 +1,8 @@
 /**
  * Composition root (DESIGN.md §12): reads the environment and the config, connects Redis, and starts
- * the approval service, the intake worker, decision delivery and the Slack bot. `startCountersign` is
- * the same wiring with settings passed in, for the demo, integration tests and benchmarks.
+ * the approval service, the intake worker, decision delivery, the timers (expiry, escalation) and the
+ * Slack bot, then reconciles pending runs with their timers. `startCountersign` is the same wiring with
+ * settings passed in, for the demo, integration tests and benchmarks.
  */
 import { pathToFileURL } from 'node:url';
 import { ApprovalService } from './approvals/index.ts';
@@ -14,7 +15,11 @@ import {
   createDecisionSink,
   createRedisConnection,
   installShutdownHandlers,
+  type ReconcileSummary,
+  reconcileTimers,
   startIntakeWorker,
+  startTimersWorker,
+  TimerScheduler,
 } from './queue/index.ts';
 
 export interface CountersignSettings {
@@ -38,6 +43,10 @@ export interface CountersignSettings {
 export interface Countersign {
   readonly approvals: ApprovalService;
   readonly metrics: Metrics;
+  /** The run timers on the `timers` queue. */
+  readonly timers: TimerScheduler;
+  /** Boot-time reconciliation of pending runs with their timers; runs in the background after start. */
+  readonly reconciled: Promise<ReconcileSummary>;
   /** Stops taking work, finishes what is active, closes connections. Idempotent. */
   stop(): Promise<void>;
 }
@@ -49,6 +58,10 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   const workerConnection = createRedisConnection(settings.redisUrl, {
     role: 'worker',
     name: 'countersign-intake',
+  });
+  const timersConnection = createRedisConnection(settings.redisUrl, {
+    role: 'worker',
+    name: 'countersign-timers',
   });
   const sink = createDecisionSink({ connection: redis, prefix: settings.prefix });
   const secrets = (agent: string) =>
@@ -62,6 +75,13 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     clock,
     deliver: sink.deliver,
   });
+  const timers = new TimerScheduler({
+    connection: redis,
+    prefix: settings.prefix,
+    escalation: settings.config.escalation,
+    recordedMessages: (runId) => approvals.messages(runId),
+    clock,
+  });
   const bot = createBot({
     ...settings.slack,
     port: settings.port,
@@ -71,6 +91,8 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     redis,
     metrics,
     clock,
+    // Every result passes here on its way to Slack: edits restart the escalation clock, decisions stop it.
+    onResult: (result) => timers.onResult(result),
   });
   const intake = startIntakeWorker({
     connection: workerConnection,
@@ -81,6 +103,16 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     secrets,
     prefix: settings.prefix,
     onPending: (run) => bot.presenter.present({ kind: 'pending', run }),
+    schedule: (run) => timers.schedule(run),
+  });
+  const timersWorker = startTimersWorker({
+    connection: timersConnection,
+    service: approvals,
+    presenter: bot.presenter,
+    escalation: settings.config.escalation,
+    scheduleAfter: (run, step) => timers.scheduleAfter(run, step),
+    prefix: settings.prefix,
+    clock,
   });
   const sweep = setInterval(() => {
     approvals
@@ -91,16 +123,31 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   await bot.start();
 
   let stopping: Promise<void> | undefined;
+  const reconciled = reconcileTimers({
+    service: approvals,
+    ensure: (run) => timers.ensure(run),
+    present: (result) => bot.presenter.present(result),
+    clock,
+    stopped: () => stopping !== undefined,
+  }).catch((error: unknown): ReconcileSummary => {
+    console.error('countersign: reconciling timers:', error);
+    return { checked: 0, expired: 0, failed: 1 };
+  });
   return {
     approvals,
     metrics,
+    timers,
+    reconciled,
     stop() {
       stopping ??= (async () => {
         clearInterval(sweep);
         await intake.close();
+        await timersWorker.close();
+        await reconciled;
         await bot.stop();
+        await timers.close();
         await sink.close();
-        await Promise.all([redis.quit(), workerConnection.quit()]);
+        await Promise.all([redis.quit(), workerConnection.quit(), timersConnection.quit()]);
       })();
       return stopping;
     },

@@ -1,4 +1,4 @@
-import { defineConfig } from '../../src/config/index.ts';
+import { type ConfigInput, defineConfig } from '../../src/config/index.ts';
 import { rule } from '../../src/pipeline/index.ts';
 import { addNote, freightTools, issueRefund, rescheduleDelivery, sendReply } from './tools.ts';
 
@@ -6,8 +6,9 @@ import { addNote, freightTools, issueRefund, rescheduleDelivery, sendReply } fro
  * The freight-operations example: an agent that handles delivery tickets. Notes go through on their
  * own, replies and reschedules need an operator, refunds need finance (two finance approvers over
  * $500, never the person who wrote the step). Operators may write everything but refunds.
+ * `freightConfigInput` is the same configuration as written, for variants (tests with short timers).
  */
-export default defineConfig({
+export const freightConfigInput: ConfigInput = {
   tools: freightTools,
   agents: {
     'freight-ops': {
@@ -54,4 +55,6 @@ export default defineConfig({
     },
   },
   defaults: { expiresIn: '24h', maxExpiresIn: '7d' },
-});
+};
+
+export default defineConfig(freightConfigInput);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { App, LogLevel } from '@slack/bolt';
 import type { Redis } from 'ioredis';
-import type { ApprovalService } from '../approvals/index.ts';
+import type { ApprovalService, UseCaseResult } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
 import { registerListeners } from './listeners.ts';
 import type { Metrics } from './metrics.ts';
@@ -24,6 +24,8 @@ export interface BotOptions {
   readonly metrics: Metrics;
   readonly clock?: () => number;
   readonly onError?: (error: unknown, context: string) => void;
+  /** Every use-case result, before it is shown (see Presenter: the timers hook in here). */
+  readonly onResult?: (result: UseCaseResult) => Promise<void>;
 }
 
 export interface Bot {
@@ -66,6 +68,7 @@ export function createBot(options: BotOptions): Bot {
     config: options.config,
     metrics: options.metrics,
     clock,
+    ...(options.onResult === undefined ? {} : { onResult: options.onResult }),
   });
   registerListeners(app, {
     approvals: options.approvals,

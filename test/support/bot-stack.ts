@@ -15,14 +15,16 @@ import {
   buildBlockActionsPayload,
   buildViewSubmissionPayload,
   buttonAction,
+  type ChannelSeed,
   createSlackEmulator,
+  DEFAULT_CHANNELS,
   DEFAULT_USERS,
   postInteraction,
   type SlackEmulator,
 } from '../../src/emulator/index.ts';
 import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
 import { type Countersign, startCountersign } from '../../src/main.ts';
-import { bullPrefix, decisionsQueue, INTAKE_QUEUE } from '../../src/queue/index.ts';
+import { bullPrefix, decisionsQueue, INTAKE_QUEUE, TIMERS_QUEUE } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
 import { freightConfig } from './freight.ts';
 import { FREIGHT_SECRET, stackPrefix } from './intake-stack.ts';
@@ -76,9 +78,13 @@ export interface BotStack {
 
 export async function botStack(
   name: string,
-  options: { config?: CountersignConfig; clock?: () => number } = {},
+  options: { config?: CountersignConfig; clock?: () => number; channels?: readonly ChannelSeed[] } = {},
 ): Promise<BotStack> {
-  const slack = createSlackEmulator({ rateLimit: false, users: [...DEFAULT_USERS, ...EXTRA_USERS] });
+  const slack = createSlackEmulator({
+    rateLimit: false,
+    users: [...DEFAULT_USERS, ...EXTRA_USERS],
+    channels: [...DEFAULT_CHANNELS, ...(options.channels ?? [])],
+  });
   await slack.start();
   const prefix = stackPrefix(name);
   const port = await findFreePort();
@@ -184,7 +190,7 @@ export async function botStack(
       await slack.stop();
       const admin = new Redis(url);
       try {
-        for (const queue of [INTAKE_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
+        for (const queue of [INTAKE_QUEUE, TIMERS_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
           const q = new Queue(queue, { connection: admin, prefix: bullPrefix(prefix) });
           await q.obliterate({ force: true });
           await q.close();

@@ -1,0 +1,158 @@
+/**
+ * Restart safety with real processes: the bot runs in a child process (test/support/countersign-child.ts)
+ * against the emulator and Redis of this test; it is SIGKILLed with a pending run and started again
+ * after the run's expiry.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
+import type { JournalRecord } from '../../src/approvals/index.ts';
+import { createKeys } from '../../src/approvals/keys.ts';
+import { AgentClient } from '../../src/client/index.ts';
+import { findFreePort } from '../../src/devtools/redis-server.ts';
+import {
+  createSlackEmulator,
+  DEFAULT_CHANNELS,
+  DEFAULT_USERS,
+  type SlackEmulator,
+} from '../../src/emulator/index.ts';
+import { bullPrefix, decisionsQueue, INTAKE_QUEUE, TIMERS_QUEUE } from '../../src/queue/index.ts';
+import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
+import { eventually, FREIGHT_SECRET, stackPrefix } from '../support/intake-stack.ts';
+import { actionIds, visibleText } from '../support/slack-blocks.ts';
+import { ESCALATION_CHANNELS } from '../support/timers-config.ts';
+
+const CHILD = fileURLToPath(new URL('../support/countersign-child.ts', import.meta.url));
+
+let slack: SlackEmulator;
+let client: AgentClient;
+let redis: Redis;
+const children: ChildProcess[] = [];
+const prefix = stackPrefix('restart');
+beforeAll(async () => {
+  slack = createSlackEmulator({
+    rateLimit: false,
+    users: [...DEFAULT_USERS, { id: 'U0FIN2', name: 'u0fin2', real_name: 'U0FIN2' }],
+    channels: [...DEFAULT_CHANNELS, ...ESCALATION_CHANNELS],
+  });
+  await slack.start();
+  redis = new Redis(redisUrl());
+  client = new AgentClient({
+    redisUrl: redisUrl(),
+    agent: FREIGHT_AGENT,
+    secret: FREIGHT_SECRET,
+    prefix,
+    pollIntervalMs: 100,
+  });
+});
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await client.close();
+  await slack.stop();
+  for (const name of [INTAKE_QUEUE, TIMERS_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
+    const queue = new Queue(name, { connection: redis, prefix: bullPrefix(prefix) });
+    await queue.obliterate({ force: true });
+    await queue.close();
+  }
+  await deleteKeysUnder(redis, prefix);
+  redis.disconnect();
+});
+
+/** Starts the bot in a child process; resolves once it listens, with a wait for its reconciliation line. */
+async function startBot(): Promise<{ process: ChildProcess; reconciled: Promise<string> }> {
+  const spawned = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+    env: {
+      ...process.env,
+      REDIS_URL: redisUrl(),
+      CS_PREFIX: prefix,
+      SLACK_API_URL: slack.url,
+      PORT: String(await findFreePort()),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(spawned);
+  let output = '';
+  const lines = new Set<(line: string) => void>();
+  spawned.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (let newline = output.indexOf('\n'); newline >= 0; newline = output.indexOf('\n')) {
+      const line = output.slice(0, newline);
+      output = output.slice(newline + 1);
+      for (const listener of lines) listener(line);
+    }
+  });
+  const waitFor = (pattern: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the bot never printed ${pattern}`)), 20_000);
+      const listener = (line: string) => {
+        if (!pattern.test(line)) return;
+        clearTimeout(timer);
+        lines.delete(listener);
+        resolve(line);
+      };
+      lines.add(listener);
+      spawned.once('exit', (code, signal) => reject(new Error(`the bot exited (${code ?? signal})`)));
+    });
+  const reconciled = waitFor(/^reconciled /);
+  reconciled.catch(() => {}); // a killed bot never prints it
+  await waitFor(/^ready$/);
+  return { process: spawned, reconciled };
+}
+
+async function journalEvents(runId: string): Promise<string[]> {
+  const records = await redis.lrange(createKeys(prefix).forRun(runId).journal, 0, -1);
+  return records.map((text) => (JSON.parse(text) as JournalRecord).event.type);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a bot killed with a pending run (SIGKILL, a real child process)', () => {
+  it('started again after the expiry: the run is expired, its card updated and the agent told exactly once', async () => {
+    const first = await startBot();
+    const heard: string[] = [];
+    const stopListening = client.onDecision(async (decision) => {
+      heard.push(`${decision.runId} ${decision.status}`);
+    });
+    const { runId } = await client.submit({
+      summary: freightSummary,
+      context: freightContext,
+      steps: freightSteps.map((step) => ({ ...step, args: { ...step.args } })),
+      expiresIn: '3s',
+    });
+    const card = await eventually(async () =>
+      slack.state.messages('C0OPS').find((message) => message.metadata?.event_payload.run_id === runId),
+    );
+    expect(actionIds(card.blocks)).toEqual(['approve', 'reject', 'edit']);
+    const timers = new Queue(TIMERS_QUEUE, { connection: redis, prefix: bullPrefix(prefix) });
+    await eventually(async () => ((await timers.getDelayedCount()) === 2 ? true : undefined));
+    await timers.close();
+
+    first.process.kill('SIGKILL');
+    await sleep(5000);
+    expect(await journalEvents(runId)).toEqual(['submitted', 'validated', 'posted']);
+
+    const second = await startBot();
+    const decision = await client.waitForDecision(runId, { timeoutMs: 15_000 });
+    expect(decision).toMatchObject({ status: 'expired', decidedBy: 'timer' });
+    await eventually(async () => {
+      const now = slack.state.message(card.channel, card.ts);
+      return now !== undefined &&
+        actionIds(now.blocks).length === 0 &&
+        visibleText(now.blocks).includes('*Expired*')
+        ? now
+        : undefined;
+    });
+    expect(await second.reconciled).toMatch(/^reconciled \{"checked":\d+,"expired":[01],"failed":0\}$/);
+    await eventually(async () => (heard.length > 0 ? true : undefined));
+    await sleep(1000); // time for a second delivery, were there one
+    expect(heard).toEqual([`${runId} expired`]);
+    const events = await journalEvents(runId);
+    expect(events.filter((type) => type === 'expired')).toHaveLength(1);
+    // Overdue escalations found the run past its expiry: nobody was escalated to after the fact.
+    expect(events).not.toContain('escalated');
+    await stopListening();
+  });
+});
