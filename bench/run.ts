@@ -7,9 +7,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Benchmark, BenchRow } from './harness.ts';
 import { intakeBenchmark } from './intake.bench.ts';
+import { interactionBenchmark } from './interaction.bench.ts';
 import { pipelineBenchmark } from './pipeline.bench.ts';
 
-const benchmarks: readonly Benchmark[] = [pipelineBenchmark, intakeBenchmark];
+const benchmarks: readonly Benchmark[] = [pipelineBenchmark, intakeBenchmark, interactionBenchmark];
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
