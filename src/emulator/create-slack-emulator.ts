@@ -5,6 +5,9 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { IdMint } from './ids.ts';
+import { type InteractionTarget, PageInteractions } from './page/page-interactions.ts';
+import type { Persona } from './page/page-protocol.ts';
+import { createPageRoutes } from './page/page-routes.ts';
 import type { RateLimit } from './rate-limiter.ts';
 import { TokenBucketLimiter } from './rate-limiter.ts';
 import { createRoutedServer } from './server.ts';
@@ -42,12 +45,21 @@ export interface SlackEmulatorOptions {
   readonly now?: () => number;
   /** Where faults inside the emulator are reported (default console.error). */
   readonly logError?: (message: string, error: unknown) => void;
+  /**
+   * The app the page's clicks and submissions go to, signed as Slack signs them (e.g.
+   * `{ url: 'http://127.0.0.1:3000/slack/events', signingSecret }`). Without it the page only shows.
+   */
+  readonly interactions?: InteractionTarget;
+  /** Who the page's visitor can act as (default: every member, by real name). */
+  readonly personas?: readonly Persona[];
 }
 
 /** A running (or ready to run) emulator. */
 export interface SlackEmulator {
   /** Base URL for `new WebClient(token, { slackApiUrl })`, ending in `/api/`. Throws before start(). */
   readonly url: string;
+  /** The web page that shows the workspace live (`http://host:port/`). Throws before start(). */
+  readonly pageUrl: string;
   /** Listen; resolves to {@link url}. Calling it again while running is harmless. */
   start(): Promise<string>;
   /** Close the server and its connections. Idempotent. */
@@ -122,9 +134,11 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     record: (call) => calls.push(call),
     logError,
   });
-  const server: Server = createRoutedServer([{ prefix: '/api/', handle: api }], logError);
-
   const state = readOnlyState(workspace);
+  const interactions = new PageInteractions({ workspace, target: options.interactions, now });
+  const page = createPageRoutes({ workspace, state, interactions, personas: options.personas });
+  const server: Server = createRoutedServer([{ prefix: '/api/', handle: api }, ...page], logError);
+
   let url: string | undefined;
   let starting: Promise<string> | undefined;
   return {
@@ -132,6 +146,9 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
       if (url === undefined)
         throw new Error('the Slack emulator is not started: await emulator.start() first');
       return url;
+    },
+    get pageUrl() {
+      return this.url.replace(/api\/$/, '');
     },
     start() {
       starting ??= (async () => {

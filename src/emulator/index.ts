@@ -40,6 +40,22 @@ export {
   type ViewLike,
   type ViewSubmissionPayload,
 } from './interactions.ts';
+export type { InteractionTarget } from './page/page-interactions.ts';
+export type {
+  PageActionRequest,
+  PageActionResult,
+  PageChannel,
+  PageCloseRequest,
+  PageCloseResult,
+  PageFailure,
+  PageModal,
+  PageSnapshot,
+  PageSubmitRequest,
+  PageSubmitResult,
+  PageUser,
+  Persona,
+  SubmitOutcome,
+} from './page/page-protocol.ts';
 export type { RateLimit } from './rate-limiter.ts';
 export type {
   Block,

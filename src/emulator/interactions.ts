@@ -85,6 +85,20 @@ export type BlockActionInput =
       readonly actionId: string;
       readonly blockId: string;
       readonly selectedDate: string;
+    }
+  | {
+      readonly type: 'timepicker';
+      readonly actionId: string;
+      readonly blockId: string;
+      /** `HH:mm` */
+      readonly selectedTime: string;
+    }
+  | {
+      readonly type: 'datetimepicker';
+      readonly actionId: string;
+      readonly blockId: string;
+      /** Unix seconds. */
+      readonly selectedDateTime: number;
     };
 
 /** A message the action happened on: an emulator message fits, and so does a hand-written one. */
@@ -278,6 +292,8 @@ export async function postInteraction(
     readonly timestamp?: number;
     /** Marks the request as Slack's retry number N (X-Slack-Retry-Num / -Reason). */
     readonly retryNum?: number;
+    /** Give up after this long (Slack waits 3 s for an ack); the promise then rejects with a TimeoutError. */
+    readonly timeoutMs?: number;
   } = {},
 ): Promise<InteractionResponse> {
   const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
@@ -292,6 +308,7 @@ export async function postInteraction(
         : { 'X-Slack-Retry-Num': String(options.retryNum), 'X-Slack-Retry-Reason': 'http_timeout' }),
     },
     body,
+    ...(options.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(options.timeoutMs) }),
   });
   const text = await response.text();
   return { status: response.status, body: parseBody(text), text };
@@ -361,6 +378,10 @@ function actionFields(action: BlockActionInput): Json {
       };
     case 'datepicker':
       return { ...base, selected_date: action.selectedDate };
+    case 'timepicker':
+      return { ...base, selected_time: action.selectedTime };
+    case 'datetimepicker':
+      return { ...base, selected_date_time: action.selectedDateTime };
   }
 }
 

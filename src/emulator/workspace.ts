@@ -370,6 +370,30 @@ export class Workspace implements WorkspaceState {
     return view;
   }
 
+  /**
+   * Remember what a person has put in a view's inputs (the page sends it with every click and submission),
+   * as Slack does: `views.update` then keeps the values of blocks still present. Not an app-visible change,
+   * so no event. Undefined when the view is not live.
+   */
+  recordViewValues(viewId: string, values: ViewStateValues): SlackView | undefined {
+    const current = this.#views.get(viewId);
+    if (!current || !this.isLive(viewId)) return undefined;
+    const view: SlackView = deepFreeze({ ...current, state: { values: structuredClone(values) } });
+    this.#views.set(viewId, view);
+    return view;
+  }
+
+  /** Close the top modal of the user's stack, showing the one below (if any). False when none is open. */
+  closeTopModal(userId: string | undefined): boolean {
+    const key = userId ?? NO_USER;
+    const stack = this.#stacks.get(key);
+    const top = stack?.pop();
+    if (!stack || top === undefined) return false;
+    if (stack.length === 0) this.#stacks.delete(key);
+    this.emit({ type: 'view_closed', viewId: top, userId });
+    return true;
+  }
+
   /** Close every modal the user has open (the whole stack). */
   closeModals(userId: string | undefined): void {
     const key = userId ?? NO_USER;

@@ -30,12 +30,15 @@ const ViewSpecSchema = z.object({
   notify_on_close: z.boolean().optional(),
 });
 
-type Decoded<T> =
+export type Decoded<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly response: SlackResponse };
 
-/** The `view` argument, checked against Block Kit limits and the surface the method serves. */
-function decodeView(value: unknown, surface: 'modal' | 'home' | 'any'): Decoded<ViewSpec> {
+/**
+ * The `view` argument, checked against Block Kit limits and the surface the method serves. The page also
+ * checks `response_action` views with it.
+ */
+export function decodeView(value: unknown, surface: 'modal' | 'home' | 'any'): Decoded<ViewSpec> {
   if (value === undefined)
     return { ok: false, response: fail('invalid_arguments', ['missing required field: view']) };
   if (typeof value !== 'object' || value === null) {
