@@ -1,74 +1,139 @@
 /**
- * `npm run demo` — for now, a terminal walkthrough of the validation pipeline on the freight example:
- * the agent's plan is validated, an operator's edit that adds a refund is refused (may_author), the same
- * edit by a finance user passes, and the diff shows what changed. The Slack emulator, bot and sample
- * agent join this command when the demo issue lands.
+ * `npm run demo` — Countersign end to end on this machine, no Slack account needed: Redis (REDIS_URL or
+ * a private redis-server), the Slack emulator with its web page, the bot in HTTP mode pointed at it, and
+ * the sample freight agent, which submits its plan and prints the decision it gets and the check of
+ * each step before running it.
+ *
+ *   npm run demo                 open the page it prints, act as Dana (operator); Ctrl-C stops everything
+ *   npm run demo -- --once       exit once the agent has its decision (or DEMO_EXIT_AFTER_DECISION=1)
+ *
+ * Environment: REDIS_URL (use that Redis: keys under a fresh prefix, deleted at the end, never flushed);
+ * DEMO_PORT (the page's port, default 3100, 0 = any free port; a busy port falls back to a free one).
  */
-import config from '../examples/freight/countersign.config.ts';
-import { addedRefundStep, freightPlan } from '../examples/freight/plans.ts';
-import {
-  describeFieldPath,
-  diffPlans,
-  formatMoney,
-  type ValidatedPlan,
-  type ValidationContext,
-  validate,
-} from '../src/pipeline/index.ts';
+import { createInterface } from 'node:readline';
+import { isRedisServerError, RedisServerNotFoundError } from '../src/devtools/redis-server.ts';
+import { type DemoStack, startDemo } from './demo-stack.ts';
 
-const now = Date.now();
-const ctx: ValidationContext = { config: config.pipeline, now };
-const say = (line = '') => console.log(line);
+const DEFAULT_PORT = 3100;
 
-function showPlan(plan: ValidatedPlan): void {
-  say(`  run ${plan.runId} · agent ${plan.agent} · plan digest ${plan.digest.slice(0, 12)}…`);
-  for (const step of plan.steps) {
-    const route =
-      step.route.kind === 'review'
-        ? `review by ${step.route.approvals} of ${step.route.group}`
-        : step.route.kind === 'block'
-          ? `blocked: ${step.route.reason}`
-          : 'auto';
-    say(`  ${step.id}  ${step.summary ?? step.tool}  [${route}]  digest ${step.digest.slice(0, 12)}…`);
-    for (const note of step.annotations) say(`      ⚠ ${note.message}`);
+async function main(): Promise<void> {
+  const once = process.argv.includes('--once') || process.env.DEMO_EXIT_AFTER_DECISION === '1';
+  const redisUrl = process.env.REDIS_URL || undefined;
+  const port = process.env.DEMO_PORT === undefined ? DEFAULT_PORT : Number(process.env.DEMO_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    console.error(`DEMO_PORT must be a port number, got ${JSON.stringify(process.env.DEMO_PORT)}`);
+    process.exitCode = 2;
+    return;
+  }
+
+  let demo: DemoStack;
+  try {
+    demo = await startOnPort(port, redisUrl);
+  } catch (error) {
+    if (error instanceof RedisServerNotFoundError) {
+      console.error(
+        [
+          'npm run demo needs Redis: redis-server was not found on PATH.',
+          'Install it with `apt-get install -y redis-server` (Debian/Ubuntu) or `brew install redis` (macOS),',
+          'or use a Redis you already run: REDIS_URL=redis://127.0.0.1:6379 npm run demo',
+        ].join('\n'),
+      );
+      process.exitCode = 1;
+      return;
+    }
+    if (isRedisServerError(error)) {
+      console.error(error.message);
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  }
+
+  let stopping = false;
+  const shutdown = (code: number) => {
+    if (stopping) process.exit(code); // a second Ctrl-C: leave now
+    stopping = true;
+    console.log('\nstopping: agent, bot, emulator, Redis…');
+    void demo.stop().finally(() => process.exit(code));
+  };
+  const onSignal = (code: number) => {
+    // Ctrl-C reaches the private redis-server too (and its hook kills it), so there is nothing left to
+    // close gracefully: leave at once; the exit hook removes its directory. An external Redis stays up,
+    // so the demo's keys are deleted first.
+    if (demo.redis.private) {
+      console.log('\nstopped (the private redis-server and its directory are gone).');
+      process.exit(code);
+    }
+    shutdown(code);
+  };
+  process.on('SIGINT', () => onSignal(130));
+  process.on('SIGTERM', () => onSignal(143));
+
+  printBanner(demo, once);
+  for (;;) {
+    try {
+      await demo.runAgent({ log: (line) => console.log(`agent │ ${line}`) });
+    } catch (error) {
+      console.error(`agent │ failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (once) return shutdown(1);
+    }
+    if (once) return shutdown(0);
+    const again = await waitForEnter(
+      `\nThe agent is done. Press Enter to have it submit the plan again, or Ctrl-C to stop (${demo.pageUrl} stays up).`,
+    );
+    if (!again) {
+      console.log(`The page stays up at ${demo.pageUrl}; Ctrl-C to stop.`);
+      return;
+    }
   }
 }
 
-say('Countersign demo — the validation pipeline on the freight example');
-say();
-const original = freightPlan({ runId: 'demo-run-1', now });
-const v1 = validate(JSON.stringify(original), ctx);
-if (!v1.ok) throw new Error(`the example plan should validate: ${JSON.stringify(v1.diagnostics)}`);
-say('1. The agent submits its 3-step plan. parse → resolve → type → authorize all pass:');
-showPlan(v1.plan);
-
-const edited = { ...original, steps: [...original.steps, addedRefundStep] };
-say();
-say(
-  `2. Operator U0OP1 edits it, adding a ${formatMoney(addedRefundStep.args.amount, 'USD')} refund. The edit is a new plan,`,
-);
-say('   so it goes through every phase again, plus may_author:');
-const byOperator = validate(edited, { ...ctx, edit: { editorId: 'U0OP1', base: v1.plan } });
-if (byOperator.ok) throw new Error('an operator must not be able to write a refund');
-for (const d of byOperator.diagnostics) say(`   ✗ [${d.phase}/${d.code}] ${d.message}`);
-
-say();
-say('3. Finance user U0FIN1 makes the same edit. It passes; the refund routes to finance review and its');
-say('   annotate hook flags the invoice as belonging to another account:');
-const byFinance = validate(edited, { ...ctx, edit: { editorId: 'U0FIN1', base: v1.plan } });
-if (!byFinance.ok) throw new Error(`the finance edit should pass: ${JSON.stringify(byFinance.diagnostics)}`);
-showPlan(byFinance.plan);
-
-say();
-say('4. The diff between the two versions: only touched steps need re-approval.');
-const diff = diffPlans(v1.plan, byFinance.plan);
-for (const change of diff.changes) {
-  if (change.kind === 'added') say(`   + added ${change.stepId} (${change.step.tool})`);
-  if (change.kind === 'removed') say(`   - removed ${change.stepId} (${change.step.tool})`);
-  if (change.kind === 'moved') say(`   ↕ moved ${change.stepId}`);
-  if (change.kind === 'changed') {
-    for (const field of change.fields) say(`   ~ ${change.stepId}.${describeFieldPath(field.path)} changed`);
+/** The demo on `port`, or on any free port when that one is taken. */
+async function startOnPort(port: number, redisUrl: string | undefined): Promise<DemoStack> {
+  try {
+    return await startDemo({ port, redisUrl });
+  } catch (error) {
+    if (port === 0 || !(error instanceof Error && 'code' in error && error.code === 'EADDRINUSE'))
+      throw error;
+    console.log(`port ${port} is taken; using a free one instead`);
+    return startDemo({ port: 0, redisUrl });
   }
 }
-say(`   re-approval required for: ${diff.touchedStepIds.join(', ')}`);
-say();
-say('Next: the Slack emulator, bot and sample agent join this demo as their issues land (see README).');
+
+function printBanner(demo: DemoStack, once: boolean): void {
+  const redis = demo.redis.private
+    ? `private redis-server at ${demo.redis.url} (stopped on exit)`
+    : `${demo.redis.url} — keys under ${demo.prefix}:, deleted on exit (nothing is flushed)`;
+  console.log(
+    [
+      '',
+      'Countersign demo — everything local, no Slack account needed',
+      `  Redis         ${redis}`,
+      `  Slack         emulator, Web API at ${demo.slack.url}`,
+      `  Countersign   bot in HTTP mode at ${demo.eventsUrl} (requests signed like Slack's)`,
+      `  Agent         freight-ops (examples/freight/agent.ts)`,
+      '',
+      `  ➜  Open ${demo.pageUrl}`,
+      '     Approve the card in #ops-approvals as Dana (operator) and watch the agent below get its decision.',
+      '     Or press Edit: change the delivery date; switch to Sam (finance) and add a refund; see the diff',
+      '     in the thread and what needs approving again.',
+      once ? '     (--once: exiting after the decision)' : '     Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+}
+
+/** Resolves true when the visitor presses Enter; false when there is no terminal to read from. */
+function waitForEnter(prompt: string): Promise<boolean> {
+  if (!process.stdin.isTTY) return Promise.resolve(false);
+  console.log(prompt);
+  return new Promise((resolve) => {
+    const lines = createInterface({ input: process.stdin });
+    lines.once('line', () => {
+      lines.close();
+      resolve(true);
+    });
+  });
+}
+
+await main();
