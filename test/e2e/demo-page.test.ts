@@ -1,0 +1,195 @@
+/**
+ * The demo in a real browser: the stack `npm run demo` starts (emulator with its page, the bot over
+ * HTTP with real signatures, Redis, the sample agent), and Chromium clicking what a person would click.
+ * Screenshots go to test-artifacts/e2e/ (printed at the start); COUNTERSIGN_UPDATE_DOCS=1 also refreshes
+ * docs/card.png and docs/diff-message.png.
+ */
+import { copyFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { type DemoStack, startDemo } from '../../scripts/demo-stack.ts';
+import { redisUrl } from '../helpers/redis.ts';
+import { artifactsDir, launchChromium, pageText, waitForText } from '../support/browser.ts';
+
+const ARTIFACTS = artifactsDir('e2e');
+const UPDATE_DOCS = process.env.COUNTERSIGN_UPDATE_DOCS === '1';
+
+let browser: Browser;
+let demo: DemoStack;
+
+beforeAll(async () => {
+  console.log(`e2e screenshots: ${ARTIFACTS}`);
+  browser = await launchChromium();
+  // The bot answers well within Slack's 3 s; a slow CI machine gets more room.
+  demo = await startDemo({ redisUrl: redisUrl(), ackTimeoutMs: 15_000 });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await demo?.stop();
+}, 60_000);
+
+/** The page as `user`; `live: false` is a page that loaded once and then lost its event stream. */
+async function openAs(
+  user: string,
+  options: { readonly live?: boolean; readonly width?: number } = {},
+): Promise<Page> {
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1400, height: 1500 },
+    deviceScaleFactor: 1,
+    timezoneId: 'UTC',
+  });
+  if (options.live === false) await context.route('**/page/api/events', (route) => route.abort());
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  onTestFailed(async () => {
+    const name = `failure-${user}${options.live === false ? '-stale' : ''}.png`;
+    await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+    console.log(`page as ${user} (${name}):\n${await pageText(page)}\nerrors: ${problems.join('; ')}`);
+  });
+  await page.goto(`${demo.pageUrl}?as=${user}`);
+  return page;
+}
+
+/** The sample agent, running: its log lines, its run id once submitted, and its result. */
+function startAgent() {
+  const lines: string[] = [];
+  let submitted: (runId: string) => void = () => {};
+  const runId = new Promise<string>((resolve) => {
+    submitted = resolve;
+  });
+  const result = demo.runAgent({
+    log: (line) => lines.push(line),
+    onSubmitted: submitted,
+    timeoutMs: 180_000,
+  });
+  result.catch(() => {}); // awaited by the test; this keeps an early failure from going unhandled
+  return { lines, runId, result };
+}
+
+/** The run's card in the channel (its footer names the run). */
+function cardOf(page: Page, runId: string): Locator {
+  return page.locator('main article.message').filter({ hasText: runId });
+}
+
+async function shoot(target: Locator, name: string, docsName?: string): Promise<void> {
+  const path = join(ARTIFACTS, name);
+  await target.page().mouse.move(0, 0); // no hover highlight in the picture
+  await target.screenshot({ path });
+  if (UPDATE_DOCS && docsName !== undefined) copyFileSync(path, resolve('docs', docsName));
+}
+
+async function switchTo(page: Page, user: string): Promise<void> {
+  await page.selectOption('#viewer', user);
+  await page.waitForURL(new RegExp(`as=${user}`));
+}
+
+describe('the demo page in Chromium', () => {
+  it('shows the card; the operator approves it; the card updates and the agent reports approved', async () => {
+    const agent = startAgent();
+    const runId = await agent.runId;
+    const page = await openAs('U0OP1', { width: 1100 });
+    const card = cardOf(page, runId);
+    await waitForText(card, 'freight-ops plan, 3 steps — awaiting approval');
+    await waitForText(card, 'Waiting for');
+    await shoot(card, 'card.png', 'card.png');
+
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await waitForText(card, 'freight-ops plan, 3 steps — approved');
+    await waitForText(card, 'Approved by @Dana Ortiz');
+    expect(await card.getByRole('button').count()).toBe(0);
+    await shoot(card, 'card-approved.png');
+
+    const { decision, executed } = await agent.result;
+    expect(decision.status).toBe('approved');
+    expect(executed).toEqual(['s1', 's2', 's3']);
+    expect(agent.lines).toContain('decision: approved by U0OP1');
+    for (const step of ['s1', 's2', 's3']) {
+      expect(agent.lines.some((line) => line.includes(`✓ ${step} verified`))).toBe(true);
+    }
+  }, 180_000);
+
+  it('edit: the operator moves the date, finance adds the refund, the old card is refused, version 3 is approved', async () => {
+    const agent = startAgent();
+    const runId = await agent.runId;
+    // A page opened now and never updated again: it keeps showing version 1's buttons.
+    const stale = await openAs('U0OP1', { live: false });
+    await waitForText(cardOf(stale, runId), 'version 1');
+    const page = await openAs('U0OP1');
+    const card = cardOf(page, runId);
+    const modal = page.getByRole('dialog');
+    await waitForText(card, 'awaiting approval');
+
+    // Dana (operator) edits: a later delivery date. A refund is not offered: operators may not write one.
+    await card.getByRole('button', { name: 'Edit', exact: true }).click();
+    await waitForText(modal, 'Edit plan v1');
+    await modal.getByLabel('New delivery date').fill('2026-04-06');
+    const offered = await modal.locator('[data-action-id="add_step"] option').allTextContents();
+    expect(offered).toContain('Reschedule delivery');
+    expect(offered).not.toContain('Issue refund');
+    await shoot(modal, 'edit-modal.png');
+    await modal.getByRole('button', { name: 'Save as version 2' }).click();
+    await modal.waitFor({ state: 'detached' });
+    await waitForText(card, 'version 2');
+    await card.getByRole('button', { name: /1 reply/ }).click();
+    const thread = page.locator('aside.thread');
+    await waitForText(thread, 'New delivery date: Fri 3 Apr 2026 → Mon 6 Apr 2026');
+
+    // Sam (finance) edits version 2 and adds the refund on invoice in_74119.
+    await switchTo(page, 'U0FIN1');
+    await card.getByRole('button', { name: 'Edit', exact: true }).click();
+    await waitForText(modal, 'Edit plan v2');
+    await modal.locator('[data-action-id="add_step"]').selectOption('issue_refund');
+    await waitForText(modal, 'new step');
+    await expect(modal.getByLabel('New delivery date').inputValue()).resolves.toBe('2026-04-06');
+    await modal.getByLabel('Invoice').fill('in_74119');
+    await modal.getByLabel('Amount (USD)').fill('1489.00');
+    await modal.getByRole('button', { name: 'Save as version 3' }).click();
+    await modal.waitFor({ state: 'detached' });
+    await waitForText(card, 'version 3');
+
+    // The diff message: the refund set apart as an added step, with the foreign-account warning.
+    const diff = thread.locator('article.message').filter({ hasText: 'Added step s4' });
+    await waitForText(diff, 'Added step s4 — Issue refund');
+    await waitForText(diff, 'invoice in_74119 belongs to Halvorsen Freight, not Nordvik Logistics');
+    await waitForText(diff, 'Re-approval required for');
+    await shoot(diff, 'diff-message.png', 'diff-message.png');
+
+    // Dana may not change the refund: the modal refuses it at that step (may_author).
+    await switchTo(page, 'U0OP1');
+    await card.getByRole('button', { name: 'Edit', exact: true }).click();
+    await waitForText(modal, 'Edit plan v3');
+    await modal.getByLabel('Amount (USD)').fill('1000.00');
+    await modal.getByRole('button', { name: 'Save as version 4' }).click();
+    const refusal = modal.locator('[data-block-id^="arg:s4:"] [role="alert"]');
+    await waitForText(refusal, 'step s4');
+    expect(await refusal.textContent()).toContain('approving one and writing one are separate rights');
+    await shoot(modal, 'edit-modal-may-author.png');
+    await modal.getByRole('button', { name: 'Cancel' }).click();
+    await modal.waitFor({ state: 'detached' });
+
+    // Approve on the old card (version 1, on the page that missed the updates): refused, privately.
+    await cardOf(stale, runId).getByRole('button', { name: 'Approve', exact: true }).click();
+    await waitForText(page.locator('main article.ephemeral'), 'version 3 is current');
+    expect((await demo.countersign.approvals.getRun(runId))?.approvals).toEqual([]);
+
+    // Version 3: Dana approves the operator steps; Fay and Ravi approve the refund (Sam wrote it).
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await waitForText(page.locator('main article.ephemeral'), 'is recorded');
+    await switchTo(page, 'U0FIN2');
+    await diff.getByRole('button', { name: 'Approve version 3' }).click();
+    await waitForText(page.locator('main article.ephemeral'), 'is recorded');
+    await switchTo(page, 'U0FIN3');
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await waitForText(card, 'freight-ops plan, 4 steps — approved');
+
+    const { decision, executed } = await agent.result;
+    expect(decision.status).toBe('approved');
+    expect(decision.plan?.steps.map((step) => step.id)).toEqual(['s1', 's2', 's3', 's4']);
+    expect(executed).toEqual(['s1', 's2', 's3', 's4']);
+    expect(agent.lines.some((line) => line.includes('✓ s4 verified'))).toBe(true);
+  }, 240_000);
+});
