@@ -14,8 +14,8 @@
  * - remind → the run is read; still pending at that version → next step scheduled → the reminder is
  *   posted in the card's channel.
  * A timer for a superseded or decided version changes nothing: for expire and escalate the service
- * journals `stale_timer` (and the presenter counts it); a stale reminder is dropped. An escalation past
- * `expiresAt` expires the run instead.
+ * journals `stale_timer` (and the presenter counts it); a stale reminder is dropped. An escalation or
+ * a reminder past `expiresAt` (an overdue job after downtime) expires the run instead.
  *
  * Idempotency: job ids are deterministic per run, version and step, so each is scheduled once; the
  * service's compare-and-set makes expiry exactly-once against racing clicks and replicas. A retried
@@ -121,6 +121,12 @@ export function createTimerProcessor(deps: TimerDependencies): (job: TimerJob) =
         const run = await deps.service.getRun(timer.runId);
         if (run === undefined || run.status !== 'pending' || run.version !== timer.version)
           return { kind: 'stale' };
+        if (clock() >= Date.parse(run.current.plan.expiresAt)) {
+          // Overdue (the bot was down): no reminder for a plan that can no longer be approved.
+          const result = await deps.service.expire(timer);
+          await deps.presenter.present(result);
+          return { kind: result.kind };
+        }
         await deps.scheduleAfter(run, timer);
         await deps.presenter.showEscalation(run, timer);
         return { kind: 'reminded' };

@@ -54,6 +54,10 @@ function escalations(runId: string): EmulatedMessage[] {
     .sort((a, b) => a.ts.localeCompare(b.ts));
 }
 
+/** The reminder of a run in the card's channel (a top-level message of its own). */
+const reminderOf = (runId: string) =>
+  stack.cards().find((message) => message.text.startsWith('Reminder') && message.text.includes(runId));
+
 /** Who a message went to: the user of a DM, or `#escalations`. */
 function recipient(message: EmulatedMessage): string {
   if (message.channel === ESCALATION_CHANNEL) return '#escalations';
@@ -113,7 +117,7 @@ describe('expiry', () => {
     expect(visibleText(expired.blocks)).toMatch(/⌛ \*Expired\* at .* — nothing was executed\./);
     const sent = escalations(runId);
     expect(sent.map(recipient)).toEqual([LEVEL_1, LEVEL_2, '#escalations', LEVEL_2, '#escalations']);
-    for (const message of sent) await settled(message, '⌛ *Expired*');
+    for (const message of [reminderOf(runId)!, ...sent]) await settled(message, '⌛ *Expired*');
     expect(await timerJobs(runId)).toEqual([]);
 
     // The old card's Approve, clicked after expiry: a private refusal, nothing changes.
@@ -162,6 +166,10 @@ describe('escalation', () => {
       sent.map((message) => /\(([^()]*level \d[^()]*)\)/.exec(visibleText(message.blocks))?.[1]),
     ).toEqual(['leads, level 1', 'level 2', 'level 2', 'level 2, repeat 1', 'level 2, repeat 1']);
     for (const message of sent) expect(actionIds(message.blocks)).toEqual(['approve', 'reject', 'edit']);
+    // Before the first level, a reminder in the card's channel.
+    const reminder = reminderOf(runId)!;
+    expect(reminder.ts < sent[0]!.ts).toBe(true);
+    expect(visibleText(reminder.blocks)).toMatch(/^⏰ \*Reminder\*: a freight-ops plan has waited since/);
     const opened = stack.slack.calls
       .filter((call) => call.method === 'conversations.open')
       .map((call) => call.args.users);
@@ -187,7 +195,7 @@ describe('escalation', () => {
     await stack.click(LEVEL_2, inChannel, 'approve');
     const decision = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
     expect(decision).toMatchObject({ status: 'approved', decidedBy: LEVEL_2 });
-    for (const message of [card, ...sent]) await settled(message, `*Approved* by <@${LEVEL_2}>`);
+    for (const message of [card, reminder, ...sent]) await settled(message, `*Approved* by <@${LEVEL_2}>`);
     expect(await timerJobs(runId)).toEqual([]);
   });
 

@@ -151,8 +151,9 @@ describe('a bot killed with a pending run (SIGKILL, a real child process)', () =
     expect(heard).toEqual([`${runId} expired`]);
     const events = await journalEvents(runId);
     expect(events.filter((type) => type === 'expired')).toHaveLength(1);
-    // Overdue escalations found the run past its expiry: nobody was escalated to after the fact.
+    // The overdue reminder found the run past its expiry: nobody was reminded or escalated to after the fact.
     expect(events).not.toContain('escalated');
+    expect(slack.state.messages('C0OPS').map((message) => message.ts)).toEqual([card.ts]);
     await stopListening();
   });
 });

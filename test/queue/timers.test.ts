@@ -202,6 +202,17 @@ describe('the timers processor', () => {
     );
   });
 
+  it('reminds while the run is pending, and expires it instead when the reminder is overdue', async () => {
+    const run = await pendingRun();
+    const remind = { kind: 'remind', runId: run.runId, agent: FREIGHT_AGENT, version: 1 } as const;
+    expect(await process({ data: remind })).toEqual({ kind: 'reminded' });
+    expect(escalations).toEqual([remind]);
+    now = Date.parse(run.current.plan.expiresAt);
+    expect(await process({ data: remind })).toEqual({ kind: 'expired' });
+    expect(shown.map((result) => result.kind)).toEqual(['expired']);
+    expect(escalations).toHaveLength(1);
+  });
+
   it('a timer for a decided or superseded version only journals stale_timer; a stale reminder is dropped', async () => {
     const run = await pendingRun();
     await service.approve({ runId: run.runId, version: 1, userId: 'U0OP1' });

@@ -1,7 +1,8 @@
 /**
- * The freight example with escalation in seconds, for timer tests (no sleeping on real minutes):
- * after 1 s the leads (U0LEAD1) by DM; after 2 s U0FIN2 by DM and the #escalations channel; that last
- * level once more 1 s later. Expiry comes from each submission (`expiresIn: '4s'`).
+ * The freight example with escalation in seconds, for timer tests (no sleeping on real minutes): a
+ * reminder in the card's channel after 0.5 s; after 1 s the leads (U0LEAD1) by DM; after 2 s U0FIN2 by
+ * DM and the #escalations channel; that last level once more 1 s later. Expiry comes from each
+ * submission (`expiresIn: '4s'`).
  */
 import { freightConfigInput } from '../../examples/freight/countersign.config.ts';
 import { type CountersignConfig, defineConfig } from '../../src/config/index.ts';
@@ -22,6 +23,7 @@ export const timersConfig: CountersignConfig = defineConfig({
         { after: '2s', notify: [LEVEL_2], channel: ESCALATION_CHANNEL },
       ],
       repeat: { times: 1, every: '1s' },
+      reminder: { after: '500ms' },
     },
   },
 });
