@@ -61,6 +61,17 @@ export function createBot(options: BotOptions): Bot {
     ],
     ...(socketMode ? { installerOptions: { port: options.port } } : {}),
   });
+  // Listeners keep working after their ack (the HTTP answer); stop() waits for them.
+  const inFlight = new Set<Promise<void>>();
+  app.use(async ({ next }) => {
+    const running = next();
+    inFlight.add(running);
+    try {
+      await running;
+    } finally {
+      inFlight.delete(running);
+    }
+  });
   const gateway = new SlackGateway(app.client, Presenter.ledger(options.approvals));
   const presenter = new Presenter({
     approvals: options.approvals,
@@ -111,6 +122,8 @@ export function createBot(options: BotOptions): Bot {
     },
     stop: async () => {
       await app.stop();
+      // Interactions already answered may still be updating Slack: let them finish while Redis is open.
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };
 }
