@@ -86,7 +86,11 @@ async function approveAsDana(pageUrl: string): Promise<void> {
           action: {
             type: 'button',
             actionId: 'approve',
-            blockId: String(actions.block_id),
+            // The page names blocks without a block_id by position, as it draws them.
+            blockId:
+              typeof actions.block_id === 'string'
+                ? actions.block_id
+                : `block-${card.blocks.indexOf(actions)}`,
             text: 'Approve',
             value: approve.value,
             style: 'primary',
