@@ -68,6 +68,38 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
     expect(await stack.countersign.approvals.getVersion(runId, 2)).toBeUndefined();
   });
 
+  it('keeps the modal open with errors next to the fields for a typo or a refund over the balance', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+    const view = await stack.select(
+      'U0FIN1',
+      await stack.openModal('U0FIN1', card, 'edit'),
+      'add_step',
+      addedRefundStep.tool,
+    );
+    const submitAmount = (amount: string) =>
+      stack.submit(
+        'U0FIN1',
+        view,
+        submittedValues(view, {
+          'arg:s4:invoice_id': stateValue.plainText(REFUND.invoiceId),
+          'arg:s4:amount': stateValue.number(amount),
+        }),
+      );
+
+    expect((await submitAmount('14.899')).body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s4:amount': 'USD amounts have at most 2 decimal places (write it like 1489.00)' },
+    });
+    expect((await submitAmount('1489.01')).body).toEqual({
+      response_action: 'errors',
+      errors: {
+        'arg:s4:amount': expect.stringMatching(/\$1,489\.01 exceeds the invoice balance \$1,489\.00/),
+      },
+    });
+    expect((await stack.countersign.approvals.getRun(runId))?.version).toBe(1);
+  });
+
   it('a finance edit that moves the window and adds the refund becomes version 2 with a diff in the thread', async () => {
     const runId = await submitFreight(stack);
     const card = await stack.card(runId);
