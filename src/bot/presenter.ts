@@ -81,6 +81,11 @@ export class Presenter {
         // A retried submission: make sure its card exists (the gateway never posts it twice).
         if (result.run.status === 'pending') await this.showCard(result.run);
         return;
+      case 'invalid':
+        // A re-check that failed at approval: the card says why, and so does the private answer.
+        if (result.run !== undefined) await this.showCard(result.run);
+        await this.whisper(result, audience);
+        return;
       default:
         await this.whisper(result, audience);
     }
