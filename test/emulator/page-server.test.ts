@@ -174,7 +174,7 @@ describe('the emulator page: files', () => {
     const response = await page('/page/client/app.ts');
     expect(response.headers.get('content-type')).toMatch(/^text\/javascript/);
     const code = await response.text();
-    expect(code).toContain("from './render-blocks.ts'");
+    expect(code).toContain("from './conversation.ts'");
     expect(code).not.toMatch(/^import type|^interface /m);
     expect((await page('/page/client/styles.css')).headers.get('content-type')).toMatch(/^text\/css/);
   });
@@ -420,7 +420,6 @@ describe('the emulator page: playing Slack towards the app', () => {
   });
 
   it('sends view_closed when a modal that asked for it is closed', async () => {
-    await client.chat.postMessage({ channel: 'C0OPS', text: 'x' });
     const { ts } = await cardThatOpensModal();
     app.respond = async (payload) => {
       if (payload.type === 'block_actions') {
