@@ -74,9 +74,11 @@ async function main(): Promise<void> {
     try {
       await demo.runAgent({ log: (line) => console.log(`agent │ ${line}`) });
     } catch (error) {
+      if (stopping) return; // Ctrl-C closed the agent's client while it waited
       console.error(`agent │ failed: ${error instanceof Error ? error.message : String(error)}`);
       if (once) return shutdown(1);
     }
+    if (stopping) return;
     if (once) return shutdown(0);
     const again = await waitForEnter(
       `\nThe agent is done. Press Enter to have it submit the plan again, or Ctrl-C to stop (${demo.pageUrl} stays up).`,
