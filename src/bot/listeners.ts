@@ -157,10 +157,17 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
       const run = await approvals.getRun(value.runId);
       if (run === undefined) return refuse(click, { kind: 'not_found', runId: value.runId });
       // The modal itself says when the version is stale or the run decided (nothing is merged).
-      await gateway.openModal(
-        click.body.trigger_id,
-        buildEditModal({ run, config, editorId: click.userId, baseVersion: value.version, ...now() }),
-      );
+      const modal = buildEditModal({
+        run,
+        config,
+        editorId: click.userId,
+        baseVersion: value.version,
+        ...now(),
+      });
+      // From a modal ("the plan changed — edit version 3"), the form replaces it in place, as Slack expects.
+      const from = click.body.view;
+      if (from === undefined) await gateway.openModal(click.body.trigger_id, modal);
+      else await gateway.updateModal(from.id, modal, from.hash);
     }),
   );
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BotStack, botStack } from '../support/bot-stack.ts';
+import { type BotStack, botStack, SIGNING_SECRET } from '../support/bot-stack.ts';
 import { cardAtVersion, editFreight, submitFreight, submittedValues } from '../support/freight-edits.ts';
 import { submissionAnswer, visibleText } from '../support/slack-blocks.ts';
 
@@ -67,5 +67,23 @@ describe('clicks and edits aimed at a version that is no longer current', () => 
     expect(modal.title?.text).toBe('The plan changed');
     expect(modal.submit).toBeUndefined();
     expect(JSON.stringify(modal.blocks)).toContain(`{\\"r\\":\\"${runId}\\",\\"v\\":2}`);
+
+    // Its button replaces the notice with the form for version 2, in the same modal.
+    const { buildBlockActionsPayload, buttonAction, postInteraction } = await import(
+      '../../src/emulator/index.ts'
+    );
+    const payload = buildBlockActionsPayload({
+      user: { id: 'U0OP1' },
+      container: { type: 'view', view: modal },
+      action: buttonAction(modal.blocks, 'edit'),
+    });
+    expect((await postInteraction(stack.eventsUrl, SIGNING_SECRET, payload)).status).toBe(200);
+    const form = await stack.until(() => {
+      const updated = stack.slack.state.view(modal.id);
+      return updated !== undefined && updated.hash !== modal.hash ? updated : undefined;
+    });
+    expect(form.callback_id).toBe('edit_plan');
+    expect(JSON.stringify(form.blocks)).toContain('arg:s2:window');
+    expect(stack.modal('U0OP1')?.id).toBe(modal.id);
   });
 });
