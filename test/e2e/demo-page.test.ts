@@ -15,18 +15,18 @@ import { artifactsDir, launchChromium, pageText, waitForText } from '../support/
 const ARTIFACTS = artifactsDir('e2e');
 const UPDATE_DOCS = process.env.COUNTERSIGN_UPDATE_DOCS === '1';
 
-let browser: Browser;
 let demo: DemoStack;
+/** Launched by the first test that needs it, so a missing Chromium fails each test (never skips one). */
+let browser: Promise<Browser> | undefined;
 
 beforeAll(async () => {
   console.log(`e2e screenshots: ${ARTIFACTS}`);
-  browser = await launchChromium();
   // The bot answers well within Slack's 3 s; a slow CI machine gets more room.
   demo = await startDemo({ redisUrl: redisUrl(), ackTimeoutMs: 15_000 });
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await (await browser?.catch(() => undefined))?.close();
   await demo?.stop();
 }, 60_000);
 
@@ -35,7 +35,8 @@ async function openAs(
   user: string,
   options: { readonly live?: boolean; readonly width?: number } = {},
 ): Promise<Page> {
-  const context = await browser.newContext({
+  browser ??= launchChromium();
+  const context = await (await browser).newContext({
     viewport: { width: options.width ?? 1400, height: 1500 },
     deviceScaleFactor: 1,
     timezoneId: 'UTC',
