@@ -50,6 +50,7 @@ export interface TimerSchedulerOptions {
  */
 export class TimerScheduler {
   readonly queue: Queue<TimerJobData>;
+  private readonly redis: Redis;
   private readonly escalation: Readonly<Record<string, EscalationPolicy>>;
   private readonly recordedMessages: TimerSchedulerOptions['recordedMessages'];
   private readonly clock: () => number;
@@ -59,6 +60,7 @@ export class TimerScheduler {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? 'cs'),
     });
+    this.redis = options.connection;
     this.escalation = options.escalation;
     this.recordedMessages = options.recordedMessages;
     this.clock = options.clock ?? Date.now;
@@ -153,8 +155,15 @@ export class TimerScheduler {
 
   private async remove(runId: string, agent: string, from: number, through: number): Promise<number> {
     const ids = timerJobIds(runId, this.escalation[agent], from, through);
+    // Most candidate ids were never added or are gone already, and BullMQ's removal script scans the
+    // queue's wait and active lists for a job it cannot find: only jobs that exist are handed to it
+    // (one round trip of EXISTS; a job added in between is a stale no-op when it fires).
+    const exists = this.redis.pipeline();
+    for (const id of ids) exists.exists(this.queue.toKey(id));
+    const found = (await exists.exec()) ?? [];
+    const present = ids.filter((_, index) => found[index]?.[1] === 1);
     // An active job cannot be removed (BullMQ answers 0); it is removed when it completes.
-    const removed = await Promise.all(ids.map((id) => this.queue.remove(id)));
+    const removed = await Promise.all(present.map((id) => this.queue.remove(id)));
     return removed.filter((code) => code === 1).length;
   }
 }
