@@ -9,8 +9,14 @@ import type { Benchmark, BenchRow } from './harness.ts';
 import { intakeBenchmark } from './intake.bench.ts';
 import { interactionBenchmark } from './interaction.bench.ts';
 import { pipelineBenchmark } from './pipeline.bench.ts';
+import { timersBenchmark } from './timers.bench.ts';
 
-const benchmarks: readonly Benchmark[] = [pipelineBenchmark, intakeBenchmark, interactionBenchmark];
+const benchmarks: readonly Benchmark[] = [
+  pipelineBenchmark,
+  intakeBenchmark,
+  interactionBenchmark,
+  timersBenchmark,
+];
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
