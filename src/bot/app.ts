@@ -80,6 +80,7 @@ export function createBot(options: BotOptions): Bot {
     metrics: options.metrics,
     clock,
     ...(options.onResult === undefined ? {} : { onResult: options.onResult }),
+    onError,
   });
   registerListeners(app, {
     approvals: options.approvals,

@@ -44,6 +44,8 @@ export class Presenter {
        * decided run's escalation chain here, whichever entry point (click, modal, timer) produced it.
        */
       readonly onResult?: (result: UseCaseResult) => Promise<void>;
+      /** Failures that reach no user (an escalation message that could not be posted). */
+      readonly onError?: (error: unknown, context: string) => void;
     },
   ) {}
 
@@ -128,8 +130,9 @@ export class Presenter {
    * An escalation step fired (or the reminder): the level's people get the escalation message by DM
    * and/or in its channel — the reminder goes to the card's channel — and each message is recorded, so
    * a decision or an edit updates it. Targets already recorded are skipped (a retried job posts only
-   * what is missing); one failing target does not stop the others, and the failures are thrown together
-   * at the end so the job is retried.
+   * what is missing). One failing target (an unknown user, a channel the bot is not in) does not stop
+   * the others and is reported, not thrown: the Web API client has retried it already, and retrying the
+   * job would record the escalation again.
    */
   async showEscalation(run: RunView, step: ChainStep): Promise<void> {
     const target = this.escalationTarget(run.agent, {
@@ -139,7 +142,6 @@ export class Presenter {
     });
     const message = this.escalationMessage(run, run.current, target);
     const recorded = await this.deps.approvals.messages(run.runId);
-    const failures: unknown[] = [];
     const channels: (() => Promise<string>)[] = [
       ...target.notified.map((user) => () => this.deps.gateway.openDm([user])),
       ...(target.channel === undefined ? [] : [async () => target.channel ?? '']),
@@ -152,14 +154,9 @@ export class Presenter {
         const posted = await this.deps.gateway.post(channel, message);
         await this.deps.approvals.recordMessage(run.runId, name, posted);
       } catch (error) {
-        failures.push(error);
+        const report = this.deps.onError ?? ((e, context) => console.error(`countersign: ${context}:`, e));
+        report(error, `posting the ${chainStepKey(step)} escalation message of run ${run.runId}`);
       }
-    }
-    if (failures.length > 0) {
-      throw new AggregateError(
-        failures,
-        `run ${run.runId}: ${failures.length} escalation message(s) not posted`,
-      );
     }
   }
 

@@ -3,7 +3,7 @@
  *
  * Inputs: job data = `SignedSubmission` (src/pipeline/submission.ts); `job.timestamp` = when it was
  * enqueued. Outputs: the approvals service stores the run (`submitPlan`) and, for a pending run, the
- * `onPending` port posts the card and the `schedule` port sets its timers; an invalid or all-auto
+ * `schedule` port sets its timers and the `onPending` port posts the card; an invalid or all-auto
  * plan is decided and delivered by the service itself. Refusals — unknown agent, bad signature,
  * replay, reused nonce — are journaled (`refuseSubmission`), post nothing, and complete the job:
  * retrying cannot make them valid. Returns an `IntakeSummary`. Malformed job data (no usable run id
@@ -127,8 +127,9 @@ export function createIntakeProcessor(deps: IntakeDependencies): (job: IntakeJob
 
     const result = await deps.service.submitPlan({ runId, agent, raw: submission.body.plan, nonce });
     if (result.kind === 'pending' || (result.kind === 'duplicate' && result.run.status === 'pending')) {
-      await onPending(result.run);
+      // Timers first: the expiry must not wait for Slack (a failing card post retries this job).
       await schedule(result.run);
+      await onPending(result.run);
     }
     const version = 'run' in result && result.run !== undefined ? result.run.version : undefined;
     return { kind: result.kind, runId, ...(version === undefined ? {} : { version }) };

@@ -19,8 +19,9 @@
  *
  * Idempotency: job ids are deterministic per run, version and step, so each is scheduled once; the
  * service's compare-and-set makes expiry exactly-once against racing clicks and replicas. A retried
- * escalation (Slack or Redis failed midway) records the same people again and posts only the
- * messages not yet recorded. Malformed job data fails without retry.
+ * escalation (Redis failed midway) records the same people again and posts only the messages not yet
+ * recorded; a message Slack refuses is reported by the presenter, not retried. Malformed job data
+ * fails without retry.
  */
 import { UnrecoverableError } from 'bullmq';
 import { z } from 'zod';
@@ -111,7 +112,7 @@ export function createTimerProcessor(deps: TimerDependencies): (job: TimerJob) =
         const result = await deps.service.escalate({ ...timer, notified: level.notify });
         await deps.presenter.present(result);
         if (result.kind === 'escalated') {
-          // Next step first: a Slack failure below retries this job, but must not stop the chain.
+          // Next step first: a failure below (Redis) retries this job, but must not stop the chain.
           await deps.scheduleAfter(result.run, timer);
           await deps.presenter.showEscalation(result.run, timer);
         }

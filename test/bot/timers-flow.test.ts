@@ -303,3 +303,49 @@ describe('races', () => {
     expect([...seen].every((status) => status === 'approved' || status === 'expired')).toBe(true);
   });
 });
+
+describe('an escalation channel the bot cannot post to', () => {
+  let bare: BotStack;
+  const errors: string[] = [];
+  beforeAll(async () => {
+    // No #escalations in this workspace: chat.postMessage answers channel_not_found.
+    bare = await botStack('timers-nochannel', { config: timersConfig });
+  });
+  afterAll(() => bare.stop());
+
+  it('still DMs the level’s people and goes on with the chain; the failure is reported', async () => {
+    const original = console.error;
+    console.error = (...args: unknown[]) => {
+      errors.push(args.map(String).join(' '));
+    };
+    try {
+      const { runId } = await bare.client.submit({
+        summary: freightSummary,
+        context: freightContext,
+        steps: freightSteps.map((step) => ({ ...step, args: { ...step.args } })),
+        expiresIn: '30s',
+      });
+      const dms = await bare.until(() => {
+        const found = bare.slack.state
+          .channels()
+          .filter((channel) => channel.is_im)
+          .flatMap((channel) => bare.slack.state.messages(channel.id))
+          .filter((message) => message.text.includes(runId));
+        return found.length === 3 ? found : undefined;
+      });
+      expect(dms.map((message) => bare.slack.state.channel(message.channel)?.members.join(','))).toEqual([
+        LEVEL_1,
+        LEVEL_2,
+        LEVEL_2,
+      ]);
+      expect(
+        Object.keys(await bare.countersign.approvals.messages(runId)).filter((name) =>
+          name.endsWith(ESCALATION_CHANNEL),
+        ),
+      ).toEqual([]);
+      expect(errors.some((line) => line.includes(`escalation message of run ${runId}`))).toBe(true);
+    } finally {
+      console.error = original;
+    }
+  });
+});
