@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { endToEndBenchmark } from './end-to-end.bench.ts';
 import type { Benchmark, BenchRow } from './harness.ts';
 import { intakeBenchmark } from './intake.bench.ts';
 import { interactionBenchmark } from './interaction.bench.ts';
@@ -16,6 +17,7 @@ const benchmarks: readonly Benchmark[] = [
   intakeBenchmark,
   interactionBenchmark,
   timersBenchmark,
+  endToEndBenchmark,
 ];
 
 async function main(): Promise<void> {
