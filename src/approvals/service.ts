@@ -95,7 +95,7 @@ export class ApprovalService {
    */
   submitPlan(input: { runId: string; agent: string; raw: string; nonce?: string }): Promise<UseCaseResult> {
     const submissionDigest = sha256Hex(input.raw);
-    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+    const decide = (snapshot: RunSnapshot, now: number): Attempt<UseCaseResult> => {
       if (snapshot.fields !== undefined) {
         return snapshot.fields.submissionDigest === submissionDigest
           ? { result: { kind: 'duplicate', run: this.view(snapshot) } }
@@ -174,7 +174,9 @@ export class ApprovalService {
       }
       commit.run({ status: 'pending' });
       return { commit, result: { kind: 'pending', run: this.viewOf(input.runId, state) } };
-    });
+    };
+    // A submission nearly always creates its run: decide without reading first (saves a round trip).
+    return this.transact(input.runId, decide, { expectAbsent: true });
   }
 
   /**
@@ -623,6 +625,7 @@ export class ApprovalService {
   private async transact<R>(
     runId: string,
     decide: (snapshot: RunSnapshot, now: number) => Attempt<R> | Promise<Attempt<R>>,
+    options: { readonly expectAbsent?: boolean } = {},
   ): Promise<R> {
     const { attempt, snapshot, now, committed } = await commitLoop(
       this.redis,
@@ -633,6 +636,7 @@ export class ApprovalService {
         // Into the outbox before the commit, so a crash right after it still gets the decision delivered.
         if (pending.decision !== undefined) await this.redis.zadd(this.keys.undelivered, at, runId);
       },
+      options,
     );
     if (committed) await this.afterCommit(runId, snapshot, attempt, now);
     return attempt.result;

@@ -197,13 +197,19 @@ export class RunCommit {
     };
     const ops = [['hset', 1, ...Object.entries(runFields).flat()], ...this.ops];
     const keys = [...this.keyIndex.entries()].sort((a, b) => a[1] - b[1]).map(([key]) => key);
+    const flatOps = ops.flatMap(([name, keyIndex, ...args]) => [
+      String(name),
+      String(keyIndex),
+      String(args.length),
+      ...args.map(String),
+    ]);
     const [committed] = await withCommit(redis).csCommit(
       keys.length,
       ...keys,
       this.snapshot.rev,
-      JSON.stringify(ops),
       this.publication?.[0] ?? '',
       this.publication?.[1] ?? '',
+      ...flatOps,
     );
     return committed === 1;
   }
@@ -221,11 +227,14 @@ export interface Attempt<R> {
 }
 
 const MAX_ATTEMPTS = 25;
+const ABSENT: RunSnapshot = { rev: '0', approvals: [] };
 
 /**
  * Read → decide → compare-and-set, retried on a lost race: the one loop every transition runs in.
  * `beforeCommit` runs before each commit attempt (the service puts decisions in its outbox there);
- * the returned snapshot is the one the winning attempt was decided on.
+ * the returned snapshot is the one the winning attempt was decided on. With `expectAbsent` (a use case
+ * that creates the run), the first attempt decides on "no such run" without reading: the commit's
+ * compare-and-set on rev "0" refuses it if the run exists after all, and the next attempt reads.
  */
 export async function commitLoop<R, A extends Attempt<R>>(
   redis: Redis,
@@ -233,9 +242,10 @@ export async function commitLoop<R, A extends Attempt<R>>(
   clock: () => number,
   decide: (snapshot: RunSnapshot, now: number) => A | Promise<A>,
   beforeCommit?: (attempt: A, now: number) => Promise<void>,
+  options: { readonly expectAbsent?: boolean } = {},
 ): Promise<{ attempt: A; snapshot: RunSnapshot; now: number; committed: boolean }> {
   for (let round = 0; round < MAX_ATTEMPTS; round++) {
-    const snapshot = await loadRun(redis, keys);
+    const snapshot = round === 0 && options.expectAbsent === true ? ABSENT : await loadRun(redis, keys);
     const now = clock();
     const attempt = await decide(snapshot, now);
     if (attempt.commit === undefined) return { attempt, snapshot, now, committed: false };

@@ -10,13 +10,15 @@
     KEYS[1]      the run hash (holds `rev`)
     KEYS[2..n]   other keys of the same run that the operations name by index
     ARGV[1]      expected rev: "0" means the run must not exist yet
-    ARGV[2]      operations, JSON: [[op, keyIndex, arg1, arg2, ...], ...]
-                   "hset"  keyIndex field value [field value ...]
-                   "hdel"  keyIndex field [field ...]
-                   "set"   keyIndex value
-                   "rpush" keyIndex value [value ...]
-    ARGV[3]      channel to PUBLISH ARGV[4] on after the commit ("" for none)
-    ARGV[4]      message to publish
+    ARGV[2]      channel to PUBLISH ARGV[3] on after the commit ("" for none)
+    ARGV[3]      message to publish
+    ARGV[4..]    operations, flat (no JSON: values are often JSON themselves, and decoding a
+                 document of documents costs more than reading arguments):
+                   op keyIndex argCount arg1 … argN, repeated; op is one of
+                   "hset"  field value [field value ...]
+                   "hdel"  field [field ...]
+                   "set"   value
+                   "rpush" value [value ...]
 
   Output:
     {1, newRev}      committed; `rev` incremented
@@ -32,12 +34,14 @@ if current ~= ARGV[1] then
   return {0, current}
 end
 
-local ops = cjson.decode(ARGV[2])
-for _, op in ipairs(ops) do
-  local name = op[1]
-  local key = KEYS[op[2]]
+local i = 4
+while i <= #ARGV do
+  local name = ARGV[i]
+  local key = KEYS[tonumber(ARGV[i + 1])]
+  local count = tonumber(ARGV[i + 2])
   local args = {}
-  for i = 3, #op do args[#args + 1] = op[i] end
+  for j = 1, count do args[j] = ARGV[i + 2 + j] end
+  i = i + 3 + count
   if name == 'hset' then
     redis.call('HSET', key, unpack(args))
   elseif name == 'hdel' then
@@ -52,7 +56,7 @@ for _, op in ipairs(ops) do
 end
 
 local nextRev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
-if ARGV[3] ~= '' then
-  redis.call('PUBLISH', ARGV[3], ARGV[4])
+if ARGV[2] ~= '' then
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
 end
 return {1, tostring(nextRev)}
