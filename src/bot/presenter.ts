@@ -135,18 +135,16 @@ export class Presenter {
    * job would record the escalation again.
    */
   async showEscalation(run: RunView, step: ChainStep): Promise<void> {
-    const target = this.escalationTarget(run.agent, {
-      step: chainStepKey(step),
-      repeat: step.kind === 'escalate' ? step.repeat : 0,
-      ...(step.kind === 'escalate' ? { level: step.level } : {}),
-    });
+    const target = this.escalationTarget(
+      run.agent,
+      step.kind === 'escalate' ? { level: step.level, repeat: step.repeat } : { repeat: 0 },
+    );
     const message = this.escalationMessage(run, run.current, target);
     const recorded = await this.deps.approvals.messages(run.runId);
-    const channels: (() => Promise<string>)[] = [
-      ...target.notified.map((user) => () => this.deps.gateway.openDm([user])),
-      ...(target.channel === undefined ? [] : [async () => target.channel ?? '']),
-    ];
-    for (const open of channels) {
+    const { channel: levelChannel } = target;
+    const opens = target.notified.map((user) => () => this.deps.gateway.openDm([user]));
+    if (levelChannel !== undefined) opens.push(async () => levelChannel);
+    for (const open of opens) {
       try {
         const channel = await open();
         const name = escalationMessageName(run.version, chainStepKey(step), channel);
@@ -166,7 +164,7 @@ export class Presenter {
    */
   private escalationTarget(
     agent: string,
-    key: Pick<EscalationMessageKey, 'step' | 'level' | 'repeat'>,
+    key: Pick<EscalationMessageKey, 'level' | 'repeat'>,
   ): { label: EscalationStepLabel; notified: readonly string[]; group?: string; channel?: string } {
     if (key.level === undefined) {
       const channel = this.deps.config.agents[agent]?.channel;

@@ -29,17 +29,17 @@ export type TimerJobData =
 export type ChainStep = Extract<TimerJobData, { kind: 'remind' | 'escalate' }>;
 
 /** A job to add: its id, when it is due (ms since epoch) and its data. */
-export interface TimerJobSpec {
+export interface TimerJobSpec<D extends TimerJobData = TimerJobData> {
   readonly id: string;
   readonly dueAt: number;
-  readonly data: TimerJobData;
+  readonly data: D;
 }
 
 /** What the timers of a version are computed from. */
 export type TimerSubject = Pick<RunView, 'runId' | 'agent' | 'version' | 'current'>;
 
 /** The expiry timer of the run's current version; `expiresAt` is the same for every version. */
-export function expiryJob(run: TimerSubject): TimerJobSpec {
+export function expiryJob(run: TimerSubject): TimerJobSpec<Extract<TimerJobData, { kind: 'expire' }>> {
   return {
     id: expireJobId(run.runId, run.version),
     dueAt: Date.parse(run.current.plan.expiresAt),
@@ -52,12 +52,15 @@ export function expiryJob(run: TimerSubject): TimerJobSpec {
  * version became current (v1's creation, else the edit), so an edit restarts it; steps due at or after
  * the expiry are left out (expiry comes first and ends the run).
  */
-export function escalationChain(policy: EscalationPolicy | undefined, run: TimerSubject): TimerJobSpec[] {
+export function escalationChain(
+  policy: EscalationPolicy | undefined,
+  run: TimerSubject,
+): TimerJobSpec<ChainStep>[] {
   if (policy === undefined) return [];
   const start = run.current.createdAt;
   const expiresAt = Date.parse(run.current.plan.expiresAt);
   const base = { runId: run.runId, agent: run.agent, version: run.version };
-  const jobs: TimerJobSpec[] = [];
+  const jobs: TimerJobSpec<ChainStep>[] = [];
   if (policy.reminderAfterMs !== undefined) {
     jobs.push({
       id: remindJobId(run.runId, run.version),
@@ -92,7 +95,7 @@ export function nextChainJob(
   policy: EscalationPolicy | undefined,
   run: TimerSubject,
   recorded: Iterable<string>,
-): TimerJobSpec | undefined {
+): TimerJobSpec<ChainStep> | undefined {
   const chain = escalationChain(policy, run);
   const done = new Set<string>();
   for (const name of recorded) {
@@ -101,7 +104,7 @@ export function nextChainJob(
   }
   let next = 0;
   chain.forEach((job, index) => {
-    if (job.data.kind !== 'expire' && done.has(chainStepKey(job.data))) next = index + 1;
+    if (done.has(chainStepKey(job.data))) next = index + 1;
   });
   return chain[next];
 }
@@ -111,10 +114,10 @@ export function chainJobAfter(
   policy: EscalationPolicy | undefined,
   run: TimerSubject,
   step: ChainStep,
-): TimerJobSpec | undefined {
+): TimerJobSpec<ChainStep> | undefined {
   const chain = escalationChain(policy, run);
   const key = chainStepKey(step);
-  const index = chain.findIndex((job) => job.data.kind !== 'expire' && chainStepKey(job.data) === key);
+  const index = chain.findIndex((job) => chainStepKey(job.data) === key);
   return index < 0 ? undefined : chain[index + 1];
 }
 
@@ -144,9 +147,9 @@ export function timerJobIds(
 }
 
 /** A chain step's short name in message names: `reminder`, `l2`, `l2r1`. */
-export function chainStepKey(step: Pick<ChainStep, 'kind'> & { level?: number; repeat?: number }): string {
+export function chainStepKey(step: ChainStep): string {
   if (step.kind === 'remind') return 'reminder';
-  return `l${step.level ?? 0}${(step.repeat ?? 0) > 0 ? `r${step.repeat}` : ''}`;
+  return `l${step.level}${step.repeat > 0 ? `r${step.repeat}` : ''}`;
 }
 
 /**

@@ -10,8 +10,9 @@ export interface TimersWorkerOptions extends TimerDependencies {
   /** Countersign key prefix (default `cs`). */
   readonly prefix?: string;
   /**
-   * Timers processed at once (default 16): a timer mostly waits on Redis and Slack, and many can fall
-   * due at the same moment (a batch of plans submitted together).
+   * Timers processed at once (default 32): a timer mostly waits on Redis and on Slack (a card update
+   * takes a round trip to Slack), and many can fall due at the same moment (a batch of plans
+   * submitted together).
    */
   readonly concurrency?: number;
   /** Worker errors and failed jobs (default: `console.error`). */
@@ -48,7 +49,7 @@ export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
     {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? 'cs'),
-      concurrency: options.concurrency ?? 16,
+      concurrency: options.concurrency ?? 32,
     },
   );
   worker.on('error', (error) => log(`timers worker: ${error.message}`));
