@@ -1,0 +1,43 @@
+/**
+ * The bot alone in its own process, for end_to_end: the real `startCountersign` with the freight config.
+ * Env: REDIS_URL, CS_PREFIX, SLACK_API_URL (the parent's emulator), SLACK_SIGNING_SECRET, PORT,
+ * AGENT_SECRET. Sends `{ ready: true }` over IPC once listening; answers `'rss'` with its resident set
+ * size in bytes; stops cleanly on `'stop'` and exits.
+ */
+import config from '../examples/freight/countersign.config.ts';
+import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
+import { DEFAULT_BOT_TOKEN } from '../src/emulator/index.ts';
+import { startCountersign } from '../src/main.ts';
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`bot-process: ${name} is not set`);
+  return value;
+};
+
+const countersign = await startCountersign({
+  config,
+  secrets: { [FREIGHT_AGENT]: env('AGENT_SECRET') },
+  redisUrl: env('REDIS_URL'),
+  prefix: env('CS_PREFIX'),
+  slack: {
+    botToken: DEFAULT_BOT_TOKEN,
+    signingSecret: env('SLACK_SIGNING_SECRET'),
+    apiUrl: env('SLACK_API_URL'),
+  },
+  port: Number(env('PORT')),
+  logLevel: 'error',
+});
+process.on('message', (message) => {
+  if (message === 'rss') process.send?.({ rss: process.memoryUsage().rss });
+  if (message === 'stop') {
+    countersign.stop().then(
+      () => process.disconnect(),
+      (error: unknown) => {
+        console.error('bot-process: stop failed:', error);
+        process.exit(1);
+      },
+    );
+  }
+});
+process.send?.({ ready: true });
