@@ -156,12 +156,12 @@ export class TimerScheduler {
   private async remove(runId: string, agent: string, from: number, through: number): Promise<number> {
     const ids = timerJobIds(runId, this.escalation[agent], from, through);
     // Most candidate ids were never added or are gone already, and BullMQ's removal script scans the
-    // queue's wait and active lists for a job it cannot find: only jobs that exist are handed to it
-    // (one round trip of EXISTS; a job added in between is a stale no-op when it fires).
-    const exists = this.redis.pipeline();
-    for (const id of ids) exists.exists(this.queue.toKey(id));
-    const found = (await exists.exec()) ?? [];
-    const present = ids.filter((_, index) => found[index]?.[1] === 1);
+    // queue's wait and active lists for a job it cannot find: only jobs that exist are handed to it.
+    // The EXISTS go out together (one round trip) as plain commands: an ioredis pipeline on a
+    // connection BullMQ has loaded its scripts into copies every script per pipeline. A job added in
+    // between is a stale no-op when it fires.
+    const found = await Promise.all(ids.map((id) => this.redis.exists(this.queue.toKey(id))));
+    const present = ids.filter((_, index) => found[index] === 1);
     // An active job cannot be removed (BullMQ answers 0); it is removed when it completes.
     const removed = await Promise.all(present.map((id) => this.queue.remove(id)));
     return removed.filter((code) => code === 1).length;
