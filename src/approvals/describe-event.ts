@@ -27,8 +27,8 @@ export function describeEvent(event: JournalEvent): string {
     case 'submitted':
       return `submitted by agent ${event.agent} (${byteLength(event.raw)} bytes${event.nonce === undefined ? '' : `, nonce ${event.nonce}`})`;
     case 'validated': {
-      const steps = event.plan.steps;
-      const routes = countBy(steps.map((step) => step.route.kind));
+      const steps = event.steps;
+      const routes = countBy(steps.map((step) => step.route));
       return `validated v${event.version}: ${plural(steps.length, 'step')} (${routes})`;
     }
     case 'invalid': {

@@ -143,7 +143,7 @@ export class ApprovalService {
       commit
         .set(keys.version(1), JSON.stringify(version))
         .run({ ...base, version: 1, expires_at: Date.parse(plan.expiresAt), plan_digest: plan.digest })
-        .journal({ type: 'validated', version: 1, plan }, now, plan.digest);
+        .journal({ type: 'validated', version: 1, steps: validatedSteps(plan) }, now, plan.digest);
 
       const state = {
         fields: this.initialFields(input.agent, now, plan, submissionDigest),
@@ -1005,4 +1005,14 @@ function withFreshIds(
     used.add(id);
     return { id, tool: step.tool, args: step.args };
   });
+}
+
+/** What the journal's `validated` record keeps of a plan (the plan is in its version document). */
+function validatedSteps(plan: ValidatedPlan) {
+  return plan.steps.map((step) => ({
+    id: step.id,
+    tool: step.tool,
+    digest: step.digest,
+    route: step.route.kind,
+  }));
 }

@@ -123,7 +123,20 @@ export type UseCaseResult =
 /** Journal events (DESIGN.md §7). `at` and the chain fields live on the record, not here. */
 export type JournalEvent =
   | { readonly type: 'submitted'; readonly raw: string; readonly agent: string; readonly nonce?: string }
-  | { readonly type: 'validated'; readonly version: number; readonly plan: ValidatedPlan }
+  | {
+      readonly type: 'validated';
+      readonly version: number;
+      /**
+       * Each step's id, tool, digest and route. The plan itself is the immutable version document,
+       * bound to this record by its `plan_digest`; the raw text is in the `submitted` record.
+       */
+      readonly steps: readonly {
+        readonly id: string;
+        readonly tool: string;
+        readonly digest: string;
+        readonly route: string;
+      }[];
+    }
   | { readonly type: 'invalid'; readonly phase: Phase; readonly diagnostics: readonly Diagnostic[] }
   | { readonly type: 'submission_refused'; readonly reason: string }
   | { readonly type: 'posted'; readonly version: number; readonly channel: string; readonly ts: string }

@@ -18,7 +18,16 @@ const cases: { [T in JournalEvent['type']]: readonly (readonly [EventOf<T>, stri
     ],
     [{ type: 'submitted', raw: 'é', agent: 'freight-ops' }, 'submitted by agent freight-ops (2 bytes)'],
   ],
-  validated: [[{ type: 'validated', version: 1, plan: v1 }, 'validated v1: 3 steps (1 auto, 2 review)']],
+  validated: [
+    [
+      {
+        type: 'validated',
+        version: 1,
+        steps: v1.steps.map((s) => ({ id: s.id, tool: s.tool, digest: s.digest, route: s.route.kind })),
+      },
+      'validated v1: 3 steps (1 auto, 2 review)',
+    ],
+  ],
   invalid: [
     [
       {

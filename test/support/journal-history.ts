@@ -48,7 +48,15 @@ export function freightHistory(runId = 'run-freight-1'): FreightHistory {
   const at = (time: string) => Date.parse(`2026-04-01T${time}Z`);
   const timeline: [number, JournalEvent, string | null][] = [
     [at('10:00:00'), { type: 'submitted', raw, agent: v1.agent, nonce: 'n-0001' }, null],
-    [at('10:00:00'), { type: 'validated', version: 1, plan: v1 }, v1.digest],
+    [
+      at('10:00:00'),
+      {
+        type: 'validated',
+        version: 1,
+        steps: v1.steps.map((s) => ({ id: s.id, tool: s.tool, digest: s.digest, route: s.route.kind })),
+      },
+      v1.digest,
+    ],
     [at('10:00:01'), { type: 'posted', version: 1, channel: 'C0OPS', ts: '1775037601.000100' }, v1.digest],
     [
       at('10:01:30'),
