@@ -343,7 +343,13 @@ describe('an escalation channel the bot cannot post to', () => {
           name.endsWith(ESCALATION_CHANNEL),
         ),
       ).toEqual([]);
-      expect(errors.some((line) => line.includes(`escalation message of run ${runId}`))).toBe(true);
+      // Level 2 and its repeat each failed to post in the channel, and said so.
+      const reported = await bare.until(() => {
+        const lines = errors.filter((line) => line.includes(`escalation message of run ${runId}`));
+        return lines.length === 2 ? lines : undefined;
+      });
+      expect(reported.map((line) => /posting the (\S+) escalation/.exec(line)?.[1])).toEqual(['l2', 'l2r1']);
+      expect(reported.every((line) => line.includes('channel_not_found'))).toBe(true);
     } finally {
       console.error = original;
     }
