@@ -115,8 +115,9 @@ export class TimerScheduler {
   }
 
   /**
-   * Boot-time variant of `schedule`: also retries the run's timer if it failed for good earlier (a job
-   * left failed keeps its id, so adding it again would do nothing).
+   * Boot-time variant of `reschedule`: also retries the run's timer if it failed for good earlier (a job
+   * left failed keeps its id, so adding it again would do nothing), and removes older versions' timers
+   * left by a crash between an edit and its rescheduling.
    */
   async ensure(run: RunView): Promise<void> {
     if (run.status !== 'pending') return;
@@ -126,6 +127,7 @@ export class TimerScheduler {
         await (await this.queue.getJob(job.id))?.retry();
     }
     await this.add(jobs);
+    if (run.version > 1) await this.remove(run.runId, run.agent, 1, run.version - 1);
   }
 
   /** Closes the queue (not the connection, which the caller owns). */

@@ -273,6 +273,26 @@ describe('reconcileTimers', () => {
     expect(await scheduler.queue.getJobCounts('delayed', 'waiting')).toEqual(jobs);
   });
 
+  it('starts the clock of a version whose edit was never rescheduled, and removes the older version’s timers', async () => {
+    const run = await pendingRun();
+    await scheduler.schedule(run);
+    now += 30 * MIN;
+    // The edit commits, then the process dies before the presenter reschedules.
+    const edited = await service.applyEdit({
+      runId: run.runId,
+      baseVersion: 1,
+      editorId: 'U0OP1',
+      steps: run.current.plan.steps.map(({ id, tool, args }) =>
+        id === 's2' ? { id, tool, args: { ...args, window: '2026-04-06' } } : { id, tool, args },
+      ),
+    });
+    expect(edited.kind).toBe('edited');
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 120, 'escalate-<run>-v1-l1': 15 });
+
+    await reconcile();
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v2': 90, 'escalate-<run>-v2-l1': 15 });
+  });
+
   it('retries a timer that failed for good', async () => {
     const run = await pendingRun();
     await scheduler.schedule(run);
