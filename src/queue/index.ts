@@ -9,6 +9,7 @@ export * from './intake-worker.ts';
 export * from './names.ts';
 export * from './reconcile-timers.ts';
 export * from './shutdown.ts';
+export * from './supervised-worker.ts';
 export * from './timer-plan.ts';
 export * from './timer-scheduler.ts';
 export * from './timers.ts';

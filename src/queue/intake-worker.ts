@@ -2,6 +2,7 @@ import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createIntakeProcessor, type IntakeDependencies, type IntakeSummary } from './intake.ts';
 import { bullPrefix, INTAKE_QUEUE } from './names.ts';
+import { type SupervisedWorker, supervise } from './supervised-worker.ts';
 
 export interface IntakeWorkerOptions extends IntakeDependencies {
   /** A worker-role connection (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking reads. */
@@ -18,11 +19,7 @@ export interface IntakeWorkerOptions extends IntakeDependencies {
   readonly log?: (line: string) => void;
 }
 
-export interface IntakeWorker {
-  readonly worker: Worker;
-  /** Stops taking jobs, waits for the active ones, closes the worker's own connections. */
-  close(): Promise<void>;
-}
+export type IntakeWorker = SupervisedWorker<Worker>;
 
 /**
  * Starts the intake worker. It leaves `connection` and the service's connection open: the caller
@@ -32,7 +29,6 @@ export interface IntakeWorker {
  * installShutdownHandlers([() => intake.close(), () => redis.quit(), () => connection.quit()]);
  */
 export function startIntakeWorker(options: IntakeWorkerOptions): IntakeWorker {
-  const log = options.log ?? ((line: string) => console.error(line));
   const process = createIntakeProcessor(options);
   const worker = new Worker<unknown, IntakeSummary>(INTAKE_QUEUE, (job: Job) => process(job), {
     connection: options.connection,
@@ -42,16 +38,5 @@ export function startIntakeWorker(options: IntakeWorkerOptions): IntakeWorker {
     ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
     ...(options.maxStalledCount === undefined ? {} : { maxStalledCount: options.maxStalledCount }),
   });
-  worker.on('error', (error) => log(`intake worker: ${error.message}`));
-  worker.on('failed', (job, error) => {
-    log(`intake job ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
-  });
-  let closing: Promise<void> | undefined;
-  return {
-    worker,
-    close() {
-      closing ??= worker.close();
-      return closing;
-    },
-  };
+  return supervise(worker, 'intake', options.log);
 }

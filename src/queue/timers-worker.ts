@@ -1,6 +1,7 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { bullPrefix, TIMERS_QUEUE } from './names.ts';
+import { type SupervisedWorker, supervise } from './supervised-worker.ts';
 import type { TimerJobData } from './timer-plan.ts';
 import { createTimerProcessor, type TimerDependencies, type TimerSummary } from './timers.ts';
 
@@ -19,11 +20,7 @@ export interface TimersWorkerOptions extends TimerDependencies {
   readonly log?: (line: string) => void;
 }
 
-export interface TimersWorker {
-  readonly worker: Worker<TimerJobData, TimerSummary>;
-  /** Stops taking jobs, waits for the active ones, closes the worker's own connections. */
-  close(): Promise<void>;
-}
+export type TimersWorker = SupervisedWorker<Worker<TimerJobData, TimerSummary>>;
 
 /**
  * Starts the timers worker. An expiry that fires early by this process's clock is put back as a
@@ -34,7 +31,6 @@ export interface TimersWorker {
  *   scheduleAfter: (run, step) => scheduler.scheduleAfter(run, step) });
  */
 export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
-  const log = options.log ?? ((line: string) => console.error(line));
   const process = createTimerProcessor(options);
   const worker = new Worker<TimerJobData, TimerSummary>(
     TIMERS_QUEUE,
@@ -52,16 +48,5 @@ export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
       concurrency: options.concurrency ?? 32,
     },
   );
-  worker.on('error', (error) => log(`timers worker: ${error.message}`));
-  worker.on('failed', (job, error) => {
-    log(`timer job ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
-  });
-  let closing: Promise<void> | undefined;
-  return {
-    worker,
-    close() {
-      closing ??= worker.close();
-      return closing;
-    },
-  };
+  return supervise(worker, 'timers', options.log);
 }
