@@ -104,6 +104,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     prefix: settings.prefix,
     onPending: (run) => bot.presenter.present({ kind: 'pending', run }),
     schedule: (run) => timers.schedule(run),
+    observe: (result) => metrics.observe(result),
   });
   const timersWorker = startTimersWorker({
     connection: timersConnection,

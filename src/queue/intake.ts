@@ -42,6 +42,8 @@ export interface IntakeDependencies {
   readonly onPending?: RunPort;
   /** Schedules a pending run's expiry and escalation timers (the timers issue). Default: nothing. */
   readonly schedule?: RunPort;
+  /** Sees every submission's result (metrics: rejections by phase, decisions made at intake). */
+  readonly observe?: (result: UseCaseResult) => void;
   /** How far `issuedAt` may be from the enqueue time (default 5 minutes). */
   readonly replayWindowMs?: number;
   /** How long a nonce is remembered (default 24 hours: far longer than any replay window). */
@@ -126,6 +128,7 @@ export function createIntakeProcessor(deps: IntakeDependencies): (job: IntakeJob
     }
 
     const result = await deps.service.submitPlan({ runId, agent, raw: submission.body.plan, nonce });
+    deps.observe?.(result);
     if (result.kind === 'pending' || (result.kind === 'duplicate' && result.run.status === 'pending')) {
       // Timers first: the expiry must not wait for Slack (a failing card post retries this job).
       await schedule(result.run);

@@ -95,6 +95,22 @@ describe('the freight plan over HTTP, with real signing, the emulator and real R
     expect((await stack.countersign.approvals.getRun(runId))?.status).toBe('pending');
   });
 
+  it('counts a plan rejected at intake in the metrics, by phase', async () => {
+    const { runId } = await stack.client.submit({
+      steps: [{ tool: 'issue_refund', args: { invoice_id: 'in_74119', amount: 'twenty' } }],
+    });
+    const decision = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
+    expect(decision).toMatchObject({ status: 'invalid', phase: 'type' });
+    // The agent can hear of the decision a moment before intake has finished with the job.
+    let metrics = '';
+    for (let attempt = 0; attempt < 100 && !/rejections_total\{phase="type"\}/.test(metrics); attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    }
+    expect(metrics).toMatch(/countersign_validation_rejections_total\{phase="type"\} 1/);
+    expect(metrics).toMatch(/countersign_decisions_total\{status="invalid"\} 1/);
+  });
+
   it('serves /healthz and /metrics', async () => {
     const health = await fetch(`${stack.baseUrl}/healthz`);
     expect(health.status).toBe(200);
