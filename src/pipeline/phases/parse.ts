@@ -255,21 +255,7 @@ function assignStepIds(envelope: ParsedEnvelope): PhaseResult<PlanEnvelope> {
   return ok(plan);
 }
 
-/** UTF-8 byte length without encoding the text (it runs on every submission). */
+/** UTF-8 byte length without encoding the text (it runs on every submission); lone surrogates count 3, as U+FFFD. */
 export function utf8Length(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) bytes += 1;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      // A surrogate pair is 2 UTF-16 units and 4 UTF-8 bytes; a lone surrogate encodes as 3 (U+FFFD).
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 2;
-        i++;
-      } else bytes += 2;
-    } else bytes += 2;
-  }
-  return bytes;
+  return Buffer.byteLength(text, 'utf8');
 }
