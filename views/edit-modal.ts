@@ -1,6 +1,12 @@
 import type { InputBlock, InputBlockElement, KnownBlock, ModalView } from '@slack/types';
 import type { RunView } from '../src/approvals/types.ts';
-import { authorableTools, mayAuthor, moneyToDecimal, type ToolDefinition } from '../src/pipeline/index.ts';
+import {
+  authorableTools,
+  groupsOf,
+  mayAuthor,
+  moneyToDecimal,
+  type ToolDefinition,
+} from '../src/pipeline/index.ts';
 import { formatArgValue } from './arg-fields.ts';
 import { button, context, divider, LIMITS, mrkdwn, option, plain, selectOptions } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
@@ -58,6 +64,10 @@ export function buildEditModal(model: EditModalModel): ModalView {
       ...(model.now === undefined ? {} : { now: model.now }),
       ...(model.tz === undefined ? {} : { tz: model.tz }),
     });
+  }
+  // The service refuses edits from people in no group (and not escalated to); say so now, not after typing.
+  if (groupsOf(config.pipeline, model.editorId).length === 0 && !run.escalatedTo.includes(model.editorId)) {
+    return noRightsEditModal();
   }
 
   const usedIds = [...run.current.plan.steps.map((step) => step.id), ...(model.added ?? []).map((s) => s.id)];
@@ -337,5 +347,23 @@ function closedEditModal(run: RunView, time: { now?: number; tz?: string }): Mod
     title: plain('Edit plan', LIMITS.viewTitle),
     close: plain('Close', LIMITS.viewTitle),
     blocks: [{ type: 'section', text: mrkdwn(`${outcome}\nIt can no longer be edited.`) }],
+  };
+}
+
+/** For someone who may not edit at all: an explanation instead of a form they could never submit. */
+function noRightsEditModal(): ModalView {
+  return {
+    type: 'modal',
+    callback_id: EDIT_IDS.callbackId,
+    title: plain('Edit plan', LIMITS.viewTitle),
+    close: plain('Close', LIMITS.viewTitle),
+    blocks: [
+      {
+        type: 'section',
+        text: mrkdwn(
+          "🚫 *You can't edit this plan:* you are in no group that may edit plans. Ask one of its approvers to make the change. Nothing was changed.",
+        ),
+      },
+    ],
   };
 }

@@ -817,3 +817,25 @@ function withArgs(run: RunView, args: Record<string, unknown>): RunView {
   const plan = { ...run.current.plan, steps: [{ ...first!, args: args as never }, ...rest] };
   return { ...run, current: { ...run.current, plan } };
 }
+
+describe('someone who may not edit at all', () => {
+  it('gets an explanation instead of a form they could never submit', () => {
+    const view = buildEditModal({ run: runView(freightV1()), config: freightConfig, editorId: 'U0NOBODY' });
+    expect(view.submit).toBeUndefined();
+    expect(JSON.stringify(view.blocks)).toContain(
+      "You can't edit this plan:* you are in no group that may edit plans",
+    );
+    expect(
+      blocksOf(view).some((block) => typeof block.block_id === 'string' && block.block_id.startsWith('arg:')),
+    ).toBe(false);
+  });
+
+  it('still gets the form when the run was escalated to them', () => {
+    const view = buildEditModal({
+      run: runView(freightV1(), { escalatedTo: ['U0NOBODY'] }),
+      config: freightConfig,
+      editorId: 'U0NOBODY',
+    });
+    expect(view.submit).toBeDefined();
+  });
+});
