@@ -9,6 +9,7 @@ import {
   isJsonObject,
   type JsonObject,
   type JsonValue,
+  valueAt,
 } from '../src/pipeline/index.ts';
 import { clipMrkdwn, escapeMrkdwn, quoteLines } from './mrkdwn.ts';
 import { formatDay, formatInstant } from './time.ts';
@@ -145,17 +146,6 @@ function describeKind(
 function stringMax(schema: z.ZodType): number | undefined {
   const max = schema instanceof z.ZodString ? schema.maxLength : null;
   return typeof max === 'number' && Number.isFinite(max) ? max : undefined;
-}
-
-/** The value at `path` inside `args`, or undefined when any part is missing. */
-export function valueAt(args: JsonValue, path: ArgPath): JsonValue | undefined {
-  let value: JsonValue | undefined = args;
-  for (const key of path) {
-    if (typeof key === 'number' && Array.isArray(value)) value = value[key];
-    else if (typeof key === 'string' && isJsonObject(value) && Object.hasOwn(value, key)) value = value[key];
-    else return undefined;
-  }
-  return value;
 }
 
 /** Longest a single value may take on a card line before it is cut. */

@@ -6,8 +6,9 @@ import {
   type JsonValue,
   RUN_ID_PATTERN,
   type ToolDefinition,
+  valueAt,
 } from '../src/pipeline/index.ts';
-import { type ArgField, argFields, valueAt } from './arg-fields.ts';
+import { type ArgField, argFields } from './arg-fields.ts';
 import { LIMITS } from './blocks.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
 

@@ -1,5 +1,7 @@
 import diff from 'microdiff';
-import { isJsonObject, type JsonObject, type JsonValue } from './json.ts';
+import { isJsonObject, type JsonObject, type JsonValue, valueAt } from './json.ts';
+import { describeFieldPath } from './json-path.ts';
+
 import type { Step } from './plan.ts';
 
 /** A location inside a step's args: object keys as strings, array indexes as numbers. */
@@ -156,23 +158,6 @@ export function diffPlans<S extends Step>(
   };
 }
 
-/**
- * Renders an args path for people: `['items', 0, 'sku']` → `items[0].sku`. Keys that are not plain
- * identifiers are quoted (`["ship to"]`) so that `{ "a.b": 1 }` and `{ a: { b: 1 } }` read differently.
- * This is for messages, not for modal `block_id`s (those join with `.`, DESIGN.md §9).
- */
-export function describeFieldPath(path: ArgPath): string {
-  let text = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') text += `[${segment}]`;
-    else if (IDENTIFIER.test(segment)) text += text === '' ? segment : `.${segment}`;
-    else text += `[${JSON.stringify(segment)}]`;
-  }
-  return text;
-}
-
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-
 function indexById(steps: readonly Step[]): Map<string, number> {
   const index = new Map<string, number>();
   steps.forEach((step, i) => {
@@ -185,9 +170,14 @@ function indexById(steps: readonly Step[]): Map<string, number> {
 function fieldChanges(before: JsonObject, after: JsonObject): FieldChange[] {
   // Values are read back from the caller's args, not from the null-prototype copies given to microdiff.
   return diff(dataOnly(before), dataOnly(after), { cyclesFix: false }).map((d): FieldChange => {
-    if (d.type === 'CREATE') return { kind: 'added', path: d.path, after: valueAt(after, d.path) };
-    if (d.type === 'REMOVE') return { kind: 'removed', path: d.path, before: valueAt(before, d.path) };
-    return { kind: 'changed', path: d.path, before: valueAt(before, d.path), after: valueAt(after, d.path) };
+    if (d.type === 'CREATE') return { kind: 'added', path: d.path, after: presentAt(after, d.path) };
+    if (d.type === 'REMOVE') return { kind: 'removed', path: d.path, before: presentAt(before, d.path) };
+    return {
+      kind: 'changed',
+      path: d.path,
+      before: presentAt(before, d.path),
+      after: presentAt(after, d.path),
+    };
   });
 }
 
@@ -216,16 +206,10 @@ function dataOnlyValue(value: JsonValue): JsonValue {
   return isJsonObject(value) ? dataOnly(value) : value;
 }
 
-function valueAt(root: JsonValue, path: ArgPath): JsonValue {
-  let value: JsonValue | undefined = root;
-  for (const segment of path) {
-    if (Array.isArray(value) && typeof segment === 'number') value = value[segment];
-    else if (isJsonObject(value) && typeof segment === 'string' && Object.hasOwn(value, segment))
-      value = value[segment];
-    else value = undefined;
-    // microdiff only reports paths it walked, so a miss is a bug in this module, not bad input.
-    if (value === undefined) throw new Error(`diffPlans: no value at ${describeFieldPath(path)}`);
-  }
+function presentAt(root: JsonValue, path: ArgPath): JsonValue {
+  const value = valueAt(root, path);
+  // microdiff only reports paths it walked, so a miss is a bug in this module, not bad input.
+  if (value === undefined) throw new Error(`diffPlans: no value at ${describeFieldPath(path)}`);
   return value;
 }
 

@@ -7,6 +7,7 @@ export * from './diff.ts';
 export * from './digest.ts';
 export * from './fields.ts';
 export * from './json.ts';
+export * from './json-path.ts';
 export * from './money.ts';
 export { ID_PATTERN, parseEnvelope, RUN_ID_PATTERN } from './phases/parse.ts';
 export * from './plan.ts';

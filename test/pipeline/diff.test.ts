@@ -2,13 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type ArgPath,
-  describeFieldPath,
   diffPlans,
   type FieldChange,
   type PlanDiff,
   type StepChange,
 } from '../../src/pipeline/diff.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../src/pipeline/json.ts';
+import { describeFieldPath } from '../../src/pipeline/json-path.ts';
 import type { Step, ValidatedStep } from '../../src/pipeline/plan.ts';
 
 const step = (id: string, args: JsonObject = {}, tool = 'hold_shipment'): Step => ({ id, tool, args });

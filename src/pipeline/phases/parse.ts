@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PlanLimits, ValidationContext } from '../context.ts';
 import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
-import { isJsonObject, type JsonObject, type JsonValue } from '../json.ts';
+import { isJsonObject, type JsonObject, type JsonValue, valueAt } from '../json.ts';
 import type { PlanEnvelope, Step } from '../plan.ts';
 import {
   checkJsonValue,
@@ -189,15 +189,6 @@ function envelopeDiagnostics(issue: z.core.$ZodIssue, input: JsonValue): Diagnos
 function at(path: readonly (string | number)[]): string {
   if (path[0] === 'steps' && typeof path[1] === 'number') return ` in step ${path[1] + 1}`;
   return '';
-}
-
-function valueAt(value: JsonValue, path: readonly (string | number)[]): JsonValue | undefined {
-  let current: JsonValue | undefined = value;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string | number, JsonValue | undefined>)[key];
-  }
-  return current;
 }
 
 type ParsedEnvelope = z.output<typeof envelopeSchema>;

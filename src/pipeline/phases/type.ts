@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import type { ValidationContext } from '../context.ts';
 import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
 import { describeExpected, fieldAt } from '../fields.ts';
-import type { JsonValue } from '../json.ts';
+import { type JsonValue, valueAt } from '../json.ts';
+import { describeFieldPath } from '../json-path.ts';
 import type { PlanEnvelope, Step } from '../plan.ts';
 import type { ToolArgsSchema } from '../tool.ts';
 
@@ -31,7 +32,7 @@ function toDiagnostics(issue: z.core.$ZodIssue, step: Step, schema: ToolArgsSche
       diagnostic(
         'type',
         'unknown_argument',
-        `step ${step.id}: ${step.tool} has no argument ${JSON.stringify(pathText([...path, key]))}${
+        `step ${step.id}: ${step.tool} has no argument ${JSON.stringify(describeFieldPath([...path, key]))}${
           known.length > 0 ? ` (it takes ${known.join(', ')})` : ''
         }`,
         where([...path, key]),
@@ -41,7 +42,7 @@ function toDiagnostics(issue: z.core.$ZodIssue, step: Step, schema: ToolArgsSche
   const field = fieldAt(schema, path);
   const received = valueAt(step.args, path);
   const expected = describeExpected(field);
-  const name = pathText(path);
+  const name = describeFieldPath(path);
   if (received === undefined) {
     return [
       diagnostic(
@@ -84,21 +85,4 @@ function explain(issue: z.core.$ZodIssue, expected: string | undefined, received
 function shapeKeys(schema: ToolArgsSchema, path: readonly (string | number)[]): Record<string, unknown> {
   const field = fieldAt(schema, path);
   return field !== undefined && 'shape' in field ? (field.shape as Record<string, unknown>) : {};
-}
-
-function valueAt(value: JsonValue | undefined, path: readonly (string | number)[]): JsonValue | undefined {
-  let current = value;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string | number, JsonValue | undefined>)[key];
-  }
-  return current;
-}
-
-/** `['items', 0, 'sku']` → `items[0].sku`. */
-export function pathText(path: readonly (string | number)[]): string {
-  return path.reduce<string>(
-    (text, key) => (typeof key === 'number' ? `${text}[${key}]` : text === '' ? key : `${text}.${key}`),
-    '',
-  );
 }
