@@ -71,6 +71,21 @@ export function journalRecord(
   at: number,
   planDigest: string | null,
 ): JournalRecord {
+  return appendRecord(previous, event, at, planDigest).record;
+}
+
+/**
+ * {@link journalRecord} together with its stored text ({@link serializeRecord}'s result), for
+ * writers: the event is written as canonical JSON once and both the hashed text and the stored text
+ * are assembled around it (the record's members are sorted `at, event, [hash,] plan_digest,
+ * prev_hash, seq`, so `hash` slots in after the event).
+ */
+export function appendRecord(
+  previous: JournalHead | null,
+  event: JournalEvent,
+  at: number,
+  planDigest: string | null,
+): { readonly record: JournalRecord; readonly text: string } {
   if (
     previous !== null &&
     (!Number.isSafeInteger(previous.seq) || previous.seq < 1 || !HEX64.test(previous.hash))
@@ -84,19 +99,46 @@ export function journalRecord(
   if (!Number.isSafeInteger(at) || at < 0 || at > LAST_MS_OF_9999) {
     throw new RangeError(`journalRecord: invalid time ${at}`);
   }
-  const json = toJson(event);
+  const { json, text: eventText } = eventJson(event);
+  const seq = previous === null ? 1 : previous.seq + 1;
+  const prevHash = previous === null ? GENESIS_HASH : previous.hash;
+  const iso = new Date(at).toISOString();
+  // Every member but the event is a number, null, or a string that needs no escaping (ISO time, hex).
+  const head = `{"at":"${iso}","event":${eventText}`;
+  const tail = `"plan_digest":${planDigest === null ? 'null' : `"${planDigest}"`},"prev_hash":"${prevHash}","seq":${seq}}`;
+  const hash = sha256Hex(`${head},${tail}`);
+  const record: JournalRecord = {
+    seq,
+    prev_hash: prevHash,
+    plan_digest: planDigest,
+    event: json,
+    at: iso,
+    hash,
+  };
+  return { record, text: `${head},"hash":"${hash}",${tail}` };
+}
+
+/**
+ * The event as JSON and its canonical text. An event that is plain JSON already (every writer's) is
+ * written as it is; one with undefined members (optional fields set to undefined) is copied member by
+ * member first, dropping them, as `JSON.stringify` would; the copy also names precisely what is not
+ * JSON in an event that is not.
+ */
+function eventJson(event: JournalEvent): { json: JournalEvent & JsonObject; text: string } {
+  let json: JsonValue = event as unknown as JsonValue;
+  let text: string;
+  try {
+    text = canonicalJson(json);
+  } catch {
+    // Undefined members, or something that is not JSON at all (a cycle overflows the writer's
+    // stack): the copy drops the first and names the second precisely.
+    json = toJson(event);
+    text = canonicalJson(json);
+  }
   if (typeof json !== 'object' || json === null || Array.isArray(json) || typeof json.type !== 'string') {
     throw new Error('journalRecord: an event is an object with a string `type`');
   }
-  const unhashed = {
-    seq: previous === null ? 1 : previous.seq + 1,
-    prev_hash: previous === null ? GENESIS_HASH : previous.hash,
-    plan_digest: planDigest,
-    // toJson copied the event member by member, so it is the same event with undefined members gone.
-    event: json as JournalEvent & JsonObject,
-    at: new Date(at).toISOString(),
-  };
-  return { ...unhashed, hash: recordHash(unhashed) };
+  return { json: json as JournalEvent & JsonObject, text };
 }
 
 /** The text stored in the Redis list: canonical JSON of the whole record, `hash` included. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
-import { journalRecord, serializeRecord } from './journal.ts';
+import { appendRecord } from './journal.ts';
 import type { RunKeys } from './keys.ts';
 import type { ApprovalRecord, JournalEvent, RunStatus, StoredVersion } from './types.ts';
 
@@ -176,10 +176,10 @@ export class RunCommit {
   /** Appends a journal record chained to the previous one. */
   journal(event: JournalEvent, at: number, planDigest: string | null): this {
     const previous = this.journalSeq === 0 ? null : { seq: this.journalSeq, hash: this.journalHead };
-    const record = journalRecord(previous, event, at, planDigest);
+    const { record, text } = appendRecord(previous, event, at, planDigest);
     this.journalSeq = record.seq;
     this.journalHead = record.hash;
-    this.ops.push(['rpush', 2, serializeRecord(record)]);
+    this.ops.push(['rpush', 2, text]);
     return this;
   }
 

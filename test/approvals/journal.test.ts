@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  appendRecord,
   GENESIS_HASH,
   journalHead,
   journalRecord,
@@ -91,7 +92,7 @@ describe('journalRecord', () => {
       // biome-ignore lint/suspicious/noSparseArray: a hole is what is being refused.
       [{ list: [1, , 3] }, ['list', 1]],
       [{ nested: cyclic }, ['nested', 'self']],
-      [{ ratio: 0.5 }, ['event', 'ratio']],
+      [{ ratio: 0.5 }, ['ratio']],
     ] as const) {
       let caught: unknown;
       try {
@@ -109,6 +110,35 @@ describe('journalRecord', () => {
     const copy = toJson({ args });
     expect(JSON.stringify(copy)).toBe('{"args":{"__proto__":{"polluted":true},"ticket":"1"}}');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('appendRecord writes the stored text in one pass: exactly serializeRecord of its record', () => {
+    const jsonValue = fc.letrec<{ value: unknown }>((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.string({ unit: 'binary' }),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie('value'), { maxLength: 3 }),
+        fc.dictionary(fc.string({ unit: 'binary' }), tie('value'), { maxKeys: 3 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ unit: 'binary' }), jsonValue, { maxKeys: 4 }),
+        fc.option(fc.stringMatching(/^[0-9a-f]{64}$/), { nil: null }),
+        fc.integer({ min: 0, max: Date.UTC(9999, 11, 31) }),
+        (extra, planDigest, at) => {
+          const event = { ...extra, type: 'outcome' } as unknown as JournalEvent;
+          const first = appendRecord(null, event, at, planDigest);
+          const second = appendRecord(first.record, event, at + 1, planDigest);
+          expect(first.text).toBe(serializeRecord(first.record));
+          expect(second.text).toBe(serializeRecord(second.record));
+          expect(verifyJournal([first.text, second.text], second.record)).toMatchObject({ ok: true });
+        },
+      ),
+    );
   });
 
   it('refuses a malformed previous head, plan digest or time (caller bugs)', () => {
