@@ -649,18 +649,17 @@ export class ApprovalService {
     now: number,
   ): Promise<void> {
     const result = outcome.result as UseCaseResult | undefined;
-    // Cross-run indexes live outside the run's hash slot, so they are written after the commit, in one
-    // round trip; boot-time reconciliation and the outbox sweep tolerate a crash in between.
+    // Cross-run indexes live outside the run's hash slot, so they are written after the commit, sent
+    // together (one round trip, no MULTI: each write is idempotent and boot-time reconciliation and the
+    // outbox sweep tolerate a crash between them); a MULTI costs more CPU than the writes themselves.
     const created = snapshot.fields === undefined;
-    if (created || outcome.decision !== undefined) {
-      const indexes = this.redis.multi();
-      if (created) indexes.zadd(this.keys.runs, now, runId);
-      if (created && result?.kind === 'pending') {
-        indexes.zadd(this.keys.pending, Date.parse(result.run.current.plan.expiresAt), runId);
-      }
-      if (outcome.decision !== undefined) indexes.zrem(this.keys.pending, runId);
-      await indexes.exec();
+    const writes: Promise<unknown>[] = [];
+    if (created) writes.push(this.redis.zadd(this.keys.runs, now, runId));
+    if (created && result?.kind === 'pending') {
+      writes.push(this.redis.zadd(this.keys.pending, Date.parse(result.run.current.plan.expiresAt), runId));
     }
+    if (outcome.decision !== undefined) writes.push(this.redis.zrem(this.keys.pending, runId));
+    await Promise.all(writes);
     if (outcome.decision !== undefined) await this.deliver(outcome.decision);
   }
 
