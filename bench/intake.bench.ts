@@ -32,9 +32,11 @@ export const intakeBenchmark: Benchmark = {
     const prefix = 'bench';
     // The intake worker's default, for both sides.
     const concurrency = INTAKE_CONCURRENCY;
+    // Connections as startCountersign opens them: state, BullMQ producers, workers.
     const redis = createRedisConnection(server.url, { role: 'client' });
+    const queues = createRedisConnection(server.url, { role: 'client' });
     const workerConnection = createRedisConnection(server.url, { role: 'worker' });
-    const sink = createDecisionSink({ connection: redis, prefix });
+    const sink = createDecisionSink({ connection: queues, prefix });
     const secrets = (agent: string) => (agent === FREIGHT_AGENT ? secret : undefined);
     const service = new ApprovalService({ redis, config, secrets, prefix, deliver: sink.deliver });
     const client = new AgentClient({ redisUrl: server.url, agent: FREIGHT_AGENT, secret, prefix });
@@ -88,7 +90,7 @@ export const intakeBenchmark: Benchmark = {
       },
       secret,
     );
-    const bare = new Queue('baseline', { connection: redis, prefix: bullPrefix(prefix) });
+    const bare = new Queue('baseline', { connection: queues, prefix: bullPrefix(prefix) });
     let processed = 0;
     let processedTarget = 0;
     let allProcessed: () => void = () => {};
@@ -187,6 +189,7 @@ export const intakeBenchmark: Benchmark = {
       await bare.close();
       await sink.close();
       await workerConnection.quit();
+      await queues.quit();
       await redis.quit();
       await server.stop();
     }

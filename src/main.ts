@@ -54,7 +54,10 @@ export interface Countersign {
 /** Starts everything and resolves once the bot is listening. */
 export async function startCountersign(settings: CountersignSettings): Promise<Countersign> {
   const clock = settings.clock ?? Date.now;
+  // Approval state and reads on one connection, BullMQ producers on another: BullMQ defines its ~50
+  // scripts on a connection it is given, and ioredis copies every defined script into each MULTI.
   const redis = createRedisConnection(settings.redisUrl, { role: 'client', name: 'countersign' });
+  const queues = createRedisConnection(settings.redisUrl, { role: 'client', name: 'countersign-queues' });
   const workerConnection = createRedisConnection(settings.redisUrl, {
     role: 'worker',
     name: 'countersign-intake',
@@ -63,7 +66,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     role: 'worker',
     name: 'countersign-timers',
   });
-  const sink = createDecisionSink({ connection: redis, prefix: settings.prefix });
+  const sink = createDecisionSink({ connection: queues, prefix: settings.prefix });
   const secrets = (agent: string) =>
     Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
   const metrics = new Metrics();
@@ -76,7 +79,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     deliver: sink.deliver,
   });
   const timers = new TimerScheduler({
-    connection: redis,
+    connection: queues,
     prefix: settings.prefix,
     escalation: settings.config.escalation,
     recordedMessages: (runId) => approvals.messages(runId),
@@ -148,7 +151,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
         await bot.stop();
         await timers.close();
         await sink.close();
-        await Promise.all([redis.quit(), workerConnection.quit(), timersConnection.quit()]);
+        await Promise.all([redis, queues, workerConnection, timersConnection].map((c) => c.quit()));
       })();
       return stopping;
     },
