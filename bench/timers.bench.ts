@@ -39,9 +39,11 @@ export const timersBenchmark: Benchmark = {
     const server = await startRedisServer();
     const prefix = 'bench';
     const secret = 'bench-freight-secret-0123456789';
+    // Connections as startCountersign opens them: state, BullMQ producers, workers.
     const redis = createRedisConnection(server.url, { role: 'client' });
+    const queues = createRedisConnection(server.url, { role: 'client' });
     const workerConnection = createRedisConnection(server.url, { role: 'worker' });
-    const sink = createDecisionSink({ connection: redis, prefix });
+    const sink = createDecisionSink({ connection: queues, prefix });
     const service = new ApprovalService({
       redis,
       config,
@@ -50,7 +52,7 @@ export const timersBenchmark: Benchmark = {
       deliver: sink.deliver,
     });
     const scheduler = new TimerScheduler({
-      connection: redis,
+      connection: queues,
       prefix,
       escalation: config.escalation,
       recordedMessages: (runId) => service.messages(runId),
@@ -185,6 +187,7 @@ export const timersBenchmark: Benchmark = {
       await scheduler.close();
       await sink.close();
       await workerConnection.quit();
+      await queues.quit();
       await redis.quit();
       await server.stop();
     }
