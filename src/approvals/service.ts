@@ -568,6 +568,41 @@ export class ApprovalService {
     return recordOutcome(this.redis, this.keys, input, this.outcomeOptions());
   }
 
+  /**
+   * Whether `userId` may reject `runId` at `version` now; if not, the answer to show — unknown run,
+   * decided, stale, or no step they may speak for. A read, for opening the reject form only to someone
+   * who may use it; `reject` decides again when the form comes back.
+   */
+  async mayReject(input: {
+    runId: string;
+    version: number;
+    userId: string;
+  }): Promise<
+    { readonly ok: true; readonly run: RunView } | { readonly ok: false; readonly refusal: UseCaseResult }
+  > {
+    const run = await this.getRun(input.runId);
+    const refuse = (refusal: UseCaseResult) => ({ ok: false as const, refusal });
+    if (run === undefined) return refuse({ kind: 'not_found', runId: input.runId });
+    if (run.status !== 'pending') {
+      return refuse({
+        kind: 'already_decided',
+        run,
+        status: run.status,
+        ...(run.decidedBy === undefined ? {} : { by: run.decidedBy }),
+      });
+    }
+    if (run.version !== input.version) return refuse({ kind: 'stale', run, currentVersion: run.version });
+    const authority: Authority = { groups: this.config.groups, escalatedTo: run.escalatedTo };
+    if (stepsToApprove(run.current, run.approvals, input.userId, authority).eligible.length > 0) {
+      return { ok: true, run };
+    }
+    return refuse({
+      kind: 'unauthorized',
+      run,
+      reason: explainNoAuthority(run.current, input.userId, authority),
+    });
+  }
+
   /** The run as people see it now, or undefined for an unknown run id. */
   async getRun(runId: string): Promise<RunView | undefined> {
     const snapshot = await loadRun(this.redis, this.keys.forRun(runId));

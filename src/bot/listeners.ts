@@ -131,17 +131,10 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     onClick('reject', async (click) => {
       const value = await target(click);
       if (value === undefined || click.body.trigger_id === undefined) return;
-      const run = await approvals.getRun(value.runId);
-      if (run === undefined) return refuse(click, { kind: 'not_found', runId: value.runId });
-      if (run.status !== 'pending')
-        return refuse(click, {
-          kind: 'already_decided',
-          run,
-          status: run.status,
-          ...(run.decidedBy ? { by: run.decidedBy } : {}),
-        });
-      if (run.version !== value.version)
-        return refuse(click, { kind: 'stale', run, currentVersion: run.version });
+      // Refused at the click, not after the form is filled in: decided, stale, or no rights here.
+      const answer = await approvals.mayReject({ ...value, userId: click.userId });
+      if (!answer.ok) return refuse(click, answer.refusal);
+      const { run } = answer;
       await gateway.openModal(
         click.body.trigger_id,
         buildRejectModal({ runId: run.runId, version: run.version, agent: run.agent }),

@@ -50,10 +50,24 @@ describe('rejecting a plan from its card', () => {
     expect((await stack.countersign.approvals.getRun(runId))?.status).toBe('pending');
   });
 
-  it('refuses a reject by someone who may approve none of the steps, privately', async () => {
+  it('refuses a reject by someone who may approve none of the steps at the click, privately, without a form', async () => {
     const runId = await submitFreight(stack);
     const card = await stack.card(runId);
-    const modal = await stack.openModal('U0FIN1', card, 'reject');
+    const before = stack.slack.state.ephemerals('C0OPS').length;
+    expect((await stack.click('U0FIN1', card, 'reject')).status).toBe(200);
+
+    const notice = await stack.until(() => stack.slack.state.ephemerals('C0OPS')[before]);
+    expect(notice.user).toBe('U0FIN1');
+    expect(notice.text).toMatch(/operators/);
+    expect(stack.modal('U0FIN1')).toBeUndefined();
+    expect((await stack.countersign.approvals.getRun(runId))?.status).toBe('pending');
+  });
+
+  it('still refuses, in the form, a reject by someone whose rights went away while it was open', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+    const modal = await stack.openModal('U0OP1', card, 'reject');
+    // The form was opened for an operator; what comes back is checked again (here: sent as finance).
     const answer = await stack.submit('U0FIN1', modal, inputValues({ reason: stateValue.plainText(REASON) }));
 
     const { response_action, view } = submissionAnswer(answer.body);
