@@ -7,7 +7,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { Block, SlackView, ViewStateValues } from './slack-objects.ts';
-import type { OptionChoice } from './state-values.ts';
+import { initialStateValues, mergeStateValues, type OptionChoice } from './state-values.ts';
 import { mintTriggerId } from './trigger-ids.ts';
 
 /** The headers Slack signs every request with. */
@@ -385,7 +385,11 @@ function actionFields(action: BlockActionInput): Json {
   }
 }
 
-/** A view as interaction payloads carry it, with `state.values` from `values` (else the view's own). */
+/**
+ * A view as interaction payloads carry it. `state.values` holds what Slack would send: every input's
+ * initial value, overlaid with what was typed into the view so far (the view's own state), overlaid
+ * with `values` (what the person entered for this submission or click).
+ */
 function viewFields(view: ViewLike, values: ViewStateValues | undefined, teamId: string): Json {
   return {
     id: view.id,
@@ -398,7 +402,12 @@ function viewFields(view: ViewLike, values: ViewStateValues | undefined, teamId:
     ...(view.submit === undefined ? {} : { submit: view.submit }),
     ...(view.close === undefined ? {} : { close: view.close }),
     blocks: view.blocks ?? [],
-    state: { values: values ?? view.state?.values ?? {} },
+    state: {
+      values: mergeStateValues(
+        mergeStateValues(initialStateValues(view.blocks ?? []), view.state?.values ?? {}),
+        values ?? {},
+      ),
+    },
     root_view_id: view.root_view_id ?? view.id,
     previous_view_id: view.previous_view_id ?? null,
     app_id: view.app_id ?? 'A0APP',

@@ -72,3 +72,77 @@ export function inputValues(
     Object.entries(byBlockId).map(([blockId, value]) => [blockId, { [actionId]: value }]),
   );
 }
+
+type ElementLike = {
+  readonly type?: unknown;
+  readonly action_id?: unknown;
+  readonly [field: string]: unknown;
+};
+
+/**
+ * What Slack puts in `view.state.values` before anyone types: every input block's element with its
+ * initial value, or empty (`null`, `[]` for multi-selections) when it has none. Slack sends these for
+ * untouched inputs in `view_submission` and in `block_actions` from a modal; an input block without a
+ * `block_id` gets one from Slack, which this stand-in cannot know, so it is left out.
+ */
+export function initialStateValues(blocks: readonly unknown[]): ViewStateValues {
+  const values: Record<string, Record<string, StateValue>> = {};
+  for (const block of blocks) {
+    if (typeof block !== 'object' || block === null) continue;
+    const {
+      type,
+      block_id: blockId,
+      element,
+    } = block as { type?: unknown; block_id?: unknown; element?: unknown };
+    if (type !== 'input' || typeof blockId !== 'string' || typeof element !== 'object' || element === null)
+      continue;
+    const el = element as ElementLike;
+    if (typeof el.action_id !== 'string') continue;
+    const value = initialValueOf(el);
+    if (value !== undefined) values[blockId] = { [el.action_id]: value };
+  }
+  return values;
+}
+
+function initialValueOf(element: ElementLike): StateValue | undefined {
+  const option = (field: string) => (element[field] as OptionChoiceJson | undefined) ?? null;
+  const options = (field: string) => (element[field] as OptionChoiceJson[] | undefined) ?? [];
+  const text = (field: string) => (typeof element[field] === 'string' ? (element[field] as string) : null);
+  switch (element.type) {
+    case 'plain_text_input':
+    case 'number_input':
+    case 'email_text_input':
+    case 'url_text_input':
+      return { type: element.type, value: text('initial_value') };
+    case 'datepicker':
+      return { type: element.type, selected_date: text('initial_date') };
+    case 'timepicker':
+      return { type: element.type, selected_time: text('initial_time') };
+    case 'datetimepicker':
+      return {
+        type: element.type,
+        selected_date_time: typeof element.initial_date_time === 'number' ? element.initial_date_time : null,
+      };
+    case 'static_select':
+    case 'radio_buttons':
+      return { type: element.type, selected_option: option('initial_option') };
+    case 'checkboxes':
+    case 'multi_static_select':
+      return { type: element.type, selected_options: options('initial_options') };
+    default:
+      return undefined;
+  }
+}
+
+/** An option as it appears in a view's JSON (`{ text: { type, text }, value }`). */
+type OptionChoiceJson = { readonly text: unknown; readonly value: string };
+
+/**
+ * `base` with `over` laid on top, action by action within each block (the later value of an element
+ * wins; elements the later one does not name keep theirs).
+ */
+export function mergeStateValues(base: ViewStateValues, over: ViewStateValues): ViewStateValues {
+  const merged: Record<string, ViewStateValues[string]> = { ...base };
+  for (const [blockId, actions] of Object.entries(over)) merged[blockId] = { ...merged[blockId], ...actions };
+  return merged;
+}

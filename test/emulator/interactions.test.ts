@@ -167,6 +167,48 @@ describe('payload builders, against the protocol fixtures', () => {
     expect(payload).toEqual(fixture);
   });
 
+  it('sends what Slack sends for untouched inputs: their initial values, or empty; typed values win', () => {
+    const option = { text: { type: 'plain_text', text: 'Express' }, value: 'express' };
+    const input = (blockId: string, element: Record<string, unknown>) => ({
+      type: 'input',
+      block_id: blockId,
+      label: { type: 'plain_text', text: blockId },
+      element: { action_id: 'input', ...element },
+    });
+    const view = {
+      id: 'V0EDIT',
+      blocks: [
+        input('note', { type: 'plain_text_input', initial_value: 'as the agent wrote it' }),
+        input('amount', { type: 'number_input', is_decimal_allowed: true, initial_value: '1489.00' }),
+        input('window', { type: 'datepicker', initial_date: '2026-04-03' }),
+        input('speed', { type: 'static_select', options: [option], initial_option: option }),
+        input('remove_steps', { type: 'checkboxes', options: [option] }),
+        input('reason', { type: 'plain_text_input' }),
+        {
+          type: 'input',
+          label: { type: 'plain_text', text: 'no id' },
+          element: { type: 'plain_text_input', action_id: 'x' },
+        },
+        { type: 'section', block_id: 'intro', text: { type: 'mrkdwn', text: 'not an input' } },
+      ],
+    };
+    const payload = buildViewSubmissionPayload({
+      user: { id: 'U0FIN1' },
+      view,
+      values: inputValues({ window: stateValue.date('2026-04-06'), reason: stateValue.plainText(null) }),
+    });
+    expect((payload.view as { state: unknown }).state).toEqual({
+      values: {
+        note: { input: { type: 'plain_text_input', value: 'as the agent wrote it' } },
+        amount: { input: { type: 'number_input', value: '1489.00' } },
+        window: { input: { type: 'datepicker', selected_date: '2026-04-06' } },
+        speed: { input: { type: 'static_select', selected_option: option } },
+        remove_steps: { input: { type: 'checkboxes', selected_options: [] } },
+        reason: { input: { type: 'plain_text_input', value: null } },
+      },
+    });
+  });
+
   it('builds view_closed like view_closed.json', () => {
     const fixture = slackFixture('view_closed');
     const given = z.object({ user: User, view: FixtureView }).parse(fixture);
