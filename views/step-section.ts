@@ -213,7 +213,7 @@ function standingLine(standing: StepStanding, provenance: Provenance | undefined
 
 function provenanceLine(provenance: Provenance, change: StepRenderInput['change']): string | undefined {
   if (provenance.by === 'agent') return undefined;
-  const verb = change ?? 'written';
+  const verb = change ?? provenance.change ?? 'written';
   return `✏️ ${verb} by ${mention(provenance.userId)} in v${provenance.version}`;
 }
 

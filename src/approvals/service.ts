@@ -398,14 +398,21 @@ export class ApprovalService {
         return { result: { kind: 'unchanged', run: this.view(snapshot) } };
 
       const versionNumber = state.current.version + 1;
-      const touched = new Set(diff.touchedStepIds);
+      const touched = new Map(
+        diff.changes.flatMap((change) =>
+          change.kind === 'added' || change.kind === 'changed' ? [[change.stepId, change.kind] as const] : [],
+        ),
+      );
       const provenance: Record<string, Provenance> = Object.fromEntries(
-        plan.steps.map((step) => [
-          step.id,
-          touched.has(step.id)
-            ? ({ by: 'user', userId: input.editorId, version: versionNumber } satisfies Provenance)
-            : (state.current.provenance[step.id] ?? ({ by: 'agent', version: 1 } satisfies Provenance)),
-        ]),
+        plan.steps.map((step) => {
+          const change = touched.get(step.id);
+          return [
+            step.id,
+            change === undefined
+              ? (state.current.provenance[step.id] ?? ({ by: 'agent', version: 1 } satisfies Provenance))
+              : ({ by: 'user', userId: input.editorId, version: versionNumber, change } satisfies Provenance),
+          ];
+        }),
       );
       const version: StoredVersion = {
         version: versionNumber,

@@ -56,7 +56,15 @@ export interface ValidatedPlan extends PlanEnvelope {
   readonly digest: string;
 }
 
-/** Who wrote a step: the agent (model) or a named Slack user, in which version. */
+/**
+ * Who wrote a step: the agent (model) or a named Slack user, in which version, and — for a user —
+ * whether they added the step or changed one (absent in versions stored before it was recorded).
+ */
 export type Provenance =
   | { readonly by: 'agent'; readonly version: number }
-  | { readonly by: 'user'; readonly userId: string; readonly version: number };
+  | {
+      readonly by: 'user';
+      readonly userId: string;
+      readonly version: number;
+      readonly change?: 'added' | 'changed';
+    };

@@ -193,7 +193,12 @@ describe('edits and versions', () => {
       'edited',
     );
     expect(edited.diff.touchedStepIds).toEqual(['s2']);
-    expect(edited.run.current.provenance.s2).toEqual({ by: 'user', userId: 'U0OP1', version: 2 });
+    expect(edited.run.current.provenance.s2).toEqual({
+      by: 'user',
+      userId: 'U0OP1',
+      version: 2,
+      change: 'changed',
+    });
     expect(edited.run.current.provenance.s3).toEqual({ by: 'agent', version: 1 });
 
     const stale = expectKind(

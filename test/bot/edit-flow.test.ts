@@ -121,7 +121,9 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
     // The card now shows version 2 and asks for the refund's two finance approvals.
     const updated = await cardAtVersion(stack, card, 2);
     expect(visibleText(updated.blocks)).toMatch(/0 of 2 finance approvals/);
-    expect(visibleText(updated.blocks)).toMatch(/written by <@U0FIN1> in v2/);
+    // Who touched what, and how: the refund was added, the delivery window changed.
+    expect(visibleText(updated.blocks)).toMatch(/Issue refund[\s\S]*✏️ added by <@U0FIN1> in v2/);
+    expect(visibleText(updated.blocks)).toMatch(/✏️ changed by <@U0FIN1> in v2/);
 
     // The diff message: the added step set apart from the changed field, with the annotation.
     const diff = await stack.until(() => stack.thread(card)[0]);

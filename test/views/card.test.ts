@@ -151,6 +151,19 @@ describe('approval card', () => {
     `);
   });
 
+  it('says "changed by" for an edited step and "written by" for a version stored before the kind was kept', () => {
+    const { current } = freightEdit();
+    // s2's delivery window moved; s4 (the refund) was added.
+    const changed = textOf(buildApprovalCard({ run: runView(current), config: freightConfig, now: NOW }));
+    expect(changed).toMatch(/`s2`[^*]*✏️ changed by <@U0FIN1> in v2/);
+    const legacy: typeof current = {
+      ...current,
+      provenance: { ...current.provenance, s4: { by: 'user', userId: 'U0FIN1', version: 2 } },
+    };
+    const text = textOf(buildApprovalCard({ run: runView(legacy), config: freightConfig, now: NOW }));
+    expect(text).toContain('✏️ written by <@U0FIN1> in v2');
+  });
+
   it('shows who wrote a step, its annotations and what each touched step still needs after an edit', () => {
     const { current } = freightEdit();
     const run = runView(current, { approvals: [approval(current.plan.steps[3]!, 'U0FIN2', 2)] });
@@ -160,7 +173,7 @@ describe('approval card', () => {
     expect(text).toContain(
       '👥 1 of 2 finance approvals · approved by <@U0FIN2> · not by <@U0FIN1> (its author)',
     );
-    expect(text).toContain('✏️ written by <@U0FIN1> in v2');
+    expect(text).toContain('✏️ added by <@U0FIN1> in v2');
     expect(text).toContain(
       '⚠️ invoice in_74119 belongs to Halvorsen Freight, not Nordvik Logistics (the account on ticket #74991)',
     );

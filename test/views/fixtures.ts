@@ -131,6 +131,7 @@ export function freightEdit(editorId = 'U0FIN1'): {
   };
   const plan = validPlan(candidate, { edit: { editorId, base } });
   const diff = diffPlans(base, plan);
+  const added = new Set(diff.changes.flatMap((change) => (change.kind === 'added' ? [change.stepId] : [])));
   const touched = new Set(diff.touchedStepIds);
   const current: StoredVersion = {
     version: 2,
@@ -139,7 +140,12 @@ export function freightEdit(editorId = 'U0FIN1'): {
       plan.steps.map((step) => [
         step.id,
         touched.has(step.id)
-          ? ({ by: 'user', userId: editorId, version: 2 } as Provenance)
+          ? ({
+              by: 'user',
+              userId: editorId,
+              version: 2,
+              change: added.has(step.id) ? 'added' : 'changed',
+            } as Provenance)
           : (previous.provenance[step.id] as Provenance),
       ]),
     ),
