@@ -59,7 +59,18 @@ export function createBot(options: BotOptions): Bot {
       { path: '/healthz', method: ['GET'], handler: (_req, res) => void health(res) },
       { path: '/metrics', method: ['GET'], handler: (_req, res) => void metrics(res) },
     ],
-    ...(socketMode ? { installerOptions: { port: options.port } } : {}),
+    // Socket Mode: `port` serves the custom routes; the receiver's own WebClient (apps.connections.open)
+    // takes installerOptions.clientOptions, so SLACK_API_URL goes there too. Bolt 5.1 would default them
+    // to the App's clientOptions object and the socket client then writes its retryConfig (100 retries)
+    // into it: the handshake gets an object of its own.
+    ...(socketMode
+      ? {
+          installerOptions: {
+            port: options.port,
+            clientOptions: options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl },
+          },
+        }
+      : {}),
   });
   // Listeners keep working after their ack (the HTTP answer); stop() waits for them.
   const inFlight = new Set<Promise<void>>();
