@@ -1,6 +1,6 @@
 /**
  * A local stand-in for Slack's Web API: an HTTP server speaking the subset the bot uses, over an
- * in-memory workspace that tests can read and a page can watch.
+ * in-memory workspace that tests can read and a page can watch, with a Socket Mode endpoint beside it.
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
@@ -12,6 +12,7 @@ import type { RateLimit } from './rate-limiter.ts';
 import { TokenBucketLimiter } from './rate-limiter.ts';
 import { createRoutedServer } from './server.ts';
 import type { EmulatedIdentity, EmulatedUsergroup } from './slack-objects.ts';
+import { SOCKET_MODE_PATH, type SocketModeEndpoint, SocketModeServer } from './socket-mode.ts';
 import { createWebApiHandler } from './web-api/handle-request.ts';
 import { WEB_API_METHODS } from './web-api/methods/index.ts';
 import {
@@ -29,8 +30,10 @@ export interface SlackEmulatorOptions {
   readonly port?: number;
   /** Interface to listen on (default 127.0.0.1). */
   readonly host?: string;
-  /** The only token accepted (default {@link DEFAULT_BOT_TOKEN}). */
+  /** The only bot token accepted (default {@link DEFAULT_BOT_TOKEN}). */
   readonly botToken?: string;
+  /** The only app-level token accepted, by apps.connections.open (default {@link DEFAULT_APP_TOKEN}). */
+  readonly appToken?: string;
   /** chat.postMessage per channel (default burst 5, then 1/s); `false` turns limiting off. */
   readonly rateLimit?: RateLimit | false;
   /** Workspace members (default {@link DEFAULT_USERS}); the bot user is always added. */
@@ -46,8 +49,9 @@ export interface SlackEmulatorOptions {
   /** Where faults inside the emulator are reported (default console.error). */
   readonly logError?: (message: string, error: unknown) => void;
   /**
-   * The app the page's clicks and submissions go to, signed as Slack signs them (e.g.
-   * `{ url: 'http://127.0.0.1:3000/slack/events', signingSecret }`). Without it the page only shows.
+   * The app the page's clicks and submissions go to: over HTTP, signed as Slack signs them (e.g.
+   * `{ url: 'http://127.0.0.1:3000/slack/events', signingSecret }`), or `{ socketMode: true }` for the app
+   * connected over Socket Mode. Without it the page only shows.
    */
   readonly interactions?: InteractionTarget;
   /** Who the page's visitor can act as (default: every member, by real name). */
@@ -70,11 +74,16 @@ export interface SlackEmulator {
   readonly calls: readonly EmulatorCall[];
   /** Forget messages, views, calls, used trigger ids and rate-limit buckets; keep users and channels. */
   reset(): void;
-  /** The token the emulator accepts. */
+  /** The bot token the emulator accepts. */
   readonly botToken: string;
+  /** The app-level token apps.connections.open accepts (Socket Mode). */
+  readonly appToken: string;
+  /** Socket Mode: wait for the app's connection, deliver interactions to it. */
+  readonly socketMode: SocketModeEndpoint;
 }
 
 export const DEFAULT_BOT_TOKEN = 'xoxb-emulator-token';
+export const DEFAULT_APP_TOKEN = 'xapp-emulator-token';
 
 export const DEFAULT_IDENTITY: EmulatedIdentity = {
   teamId: 'T0TEAM',
@@ -112,6 +121,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
   const now = options.now ?? Date.now;
   const logError = options.logError ?? ((message, error) => console.error(message, error));
   const botToken = options.botToken ?? DEFAULT_BOT_TOKEN;
+  const appToken = options.appToken ?? DEFAULT_APP_TOKEN;
   const workspace = new Workspace(
     {
       identity: { ...DEFAULT_IDENTITY, ...options.identity },
@@ -125,21 +135,33 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const limiter = rateLimit === false ? undefined : new TokenBucketLimiter(rateLimit, now);
   let calls: EmulatorCall[] = [];
+  let url: string | undefined;
+  const socketMode = new SocketModeServer({
+    appId: workspace.identity.appId,
+    origin: () => {
+      if (url === undefined) throw new Error('the Slack emulator is not started');
+      return new URL(url).origin.replace(/^http/, 'ws');
+    },
+    logError,
+  });
   const api = createWebApiHandler({
     workspace,
     methods: WEB_API_METHODS,
     botToken,
+    appToken,
+    socketMode,
     limiter,
     now,
     record: (call) => calls.push(call),
     logError,
   });
   const state = readOnlyState(workspace);
-  const interactions = new PageInteractions({ workspace, target: options.interactions, now });
+  const interactions = new PageInteractions({ workspace, target: options.interactions, socketMode, now });
   const page = createPageRoutes({ workspace, state, interactions, personas: options.personas });
-  const server: Server = createRoutedServer([{ prefix: '/api/', handle: api }, ...page], logError);
+  const server: Server = createRoutedServer([{ prefix: '/api/', handle: api }, ...page], logError, [
+    { path: SOCKET_MODE_PATH, upgrade: (req, socket, head) => socketMode.upgrade(req, socket, head) },
+  ]);
 
-  let url: string | undefined;
   let starting: Promise<string> | undefined;
   return {
     get url() {
@@ -166,6 +188,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     },
     async stop() {
       if (!server.listening) return;
+      await socketMode.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
@@ -182,5 +205,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
       workspace.reset();
     },
     botToken,
+    appToken,
+    socketMode,
   };
 }

@@ -1,5 +1,6 @@
-/** HTTP plumbing shared by the emulator's routes: JSON answers and bounded body reading. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+/** HTTP plumbing shared by the emulator's routes: JSON answers, bounded body reading, refused upgrades. */
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 
 /** Answer with a JSON body. */
 export function sendJson(
@@ -30,4 +31,18 @@ export async function readBody(req: IncomingMessage, limitBytes: number): Promis
     else chunks.push(buffer);
   }
   return tooLarge ? 'too_large' : Buffer.concat(chunks);
+}
+
+/** Refuse a WebSocket upgrade: a plain HTTP answer with a JSON body on the raw socket, then close it. */
+export function refuseUpgrade(socket: Duplex, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  // The client may already be gone; nothing to report then.
+  socket.on('error', () => {});
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(text)}\r\n` +
+      'connection: close\r\n\r\n' +
+      text,
+  );
 }

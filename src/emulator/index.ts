@@ -1,6 +1,7 @@
 /**
  * A local stand-in for Slack (DESIGN.md §4): the Web API subset the bot uses, an in-memory workspace
- * to assert on and watch, Block Kit limit checks, and signed interaction payloads to drive the bot.
+ * to assert on and watch, Block Kit limit checks, and interaction payloads to drive the bot — signed
+ * over HTTP, or in envelopes over Socket Mode.
  * See README.md.
  */
 
@@ -13,6 +14,7 @@ export {
 } from './block-kit-limits.ts';
 export {
   createSlackEmulator,
+  DEFAULT_APP_TOKEN,
   DEFAULT_BOT_TOKEN,
   DEFAULT_CHANNELS,
   DEFAULT_IDENTITY,
@@ -34,6 +36,7 @@ export {
   type InteractionResponse,
   type MessageLike,
   postInteraction,
+  SLACK_ACK_TIMEOUT_MS,
   type SlackSignatureHeaders,
   signSlackRequest,
   type ViewClosedPayload,
@@ -70,6 +73,13 @@ export type {
   SlackView,
   ViewStateValues,
 } from './slack-objects.ts';
+export {
+  isSocketModeError,
+  SOCKET_MODE_PATH,
+  type SocketModeEndpoint,
+  SocketModeError,
+  type SocketModeErrorCode,
+} from './socket-mode.ts';
 export { inputValues, type OptionChoice, type StateValue, stateValue } from './state-values.ts';
 export { isTriggerId, mintTriggerId, triggerIdUser } from './trigger-ids.ts';
 export { type ChannelSeed, MODAL_STACK_LIMIT, type UserSeed, type WorkspaceState } from './workspace.ts';

@@ -270,7 +270,13 @@ export function buttonAction(blocks: readonly Block[], actionId: string): BlockA
 
 // --- sending --------------------------------------------------------------------------------------------
 
-/** The bot's answer to an interaction. `body` is parsed JSON, the raw text, or null when empty. */
+/** Slack waits this long for an interaction's acknowledgement (HTTP answer or Socket Mode ack). */
+export const SLACK_ACK_TIMEOUT_MS = 3_000;
+
+/**
+ * The bot's answer to an interaction. `body` is parsed JSON, the raw text, or null when empty. Over
+ * Socket Mode the acknowledgement's payload takes the place of the HTTP body (see socket-mode.ts).
+ */
 export interface InteractionResponse {
   readonly status: number;
   readonly body: unknown;

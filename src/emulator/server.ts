@@ -1,9 +1,10 @@
 /**
- * The emulator's HTTP server: a small prefix-routed node:http server. The Web API lives under `/api/`;
- * the web page (a later issue) adds its own routes beside it.
+ * The emulator's HTTP server: a small prefix-routed node:http server. The Web API lives under `/api/`,
+ * the web page's routes beside it; WebSocket upgrades (Socket Mode) are routed by exact path.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { sendJson } from './http-io.ts';
+import type { Duplex } from 'node:stream';
+import { refuseUpgrade, sendJson } from './http-io.ts';
 
 /** Requests whose path starts with `prefix` go to `handle`, with the rest of the path. */
 export interface Route {
@@ -11,12 +12,22 @@ export interface Route {
   handle(req: IncomingMessage, res: ServerResponse, rest: string): Promise<void>;
 }
 
-/** A server for `routes` (first matching prefix wins); anything else is a JSON 404. */
+/** WebSocket upgrade requests for exactly `path` go to `upgrade`. */
+export interface UpgradeRoute {
+  readonly path: string;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+/**
+ * A server for `routes` (first matching prefix wins) and `upgrades`; anything else is a JSON 404 (an
+ * upgrade to another path too).
+ */
 export function createRoutedServer(
   routes: readonly Route[],
   logError: (message: string, error: unknown) => void,
+  upgrades: readonly UpgradeRoute[] = [],
 ): Server {
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://emulator').pathname;
     const route = routes.find((candidate) => path.startsWith(candidate.prefix));
     const handled = route
@@ -28,4 +39,16 @@ export function createRoutedServer(
       else sendJson(res, 500, { ok: false, error: 'internal_error' });
     });
   });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    const route = upgrades.find((candidate) => candidate.path === path);
+    if (route === undefined) return refuseUpgrade(socket, 404, { ok: false, error: 'not_found' });
+    try {
+      route.upgrade(req, socket, head);
+    } catch (error) {
+      logError(`slack emulator: upgrade ${path} failed`, error);
+      socket.destroy();
+    }
+  });
+  return server;
 }

@@ -135,6 +135,8 @@ describe('Web API handler faults', () => {
       workspace,
       methods: { 'test.boom': boom, 'test.calm': calm, 'test.refuse': { run: () => fail('nope') } },
       botToken: 'xoxb-t',
+      appToken: 'xapp-t',
+      socketMode: { openConnection: () => 'ws://127.0.0.1:1/socket-mode?ticket=unused' },
       limiter: undefined,
       now: Date.now,
       record: () => {},

@@ -1,7 +1,8 @@
 /**
- * Slack's side of a person using the page: a click or a submission becomes a signed interaction payload
- * sent to the app's `/slack/events`, exactly as Slack would send it, and the app's answer is applied
- * (`response_action` errors, update, push, clear; an empty 200 closes the modal).
+ * Slack's side of a person using the page: a click or a submission becomes an interaction payload sent
+ * to the app exactly as Slack would send it — signed to its `/slack/events`, or in an envelope over its
+ * Socket Mode connection — and the app's answer is applied (`response_action` errors, update, push,
+ * clear; an empty answer closes the modal).
  */
 import { z } from 'zod';
 import {
@@ -11,8 +12,10 @@ import {
   buildViewSubmissionPayload,
   type InteractionResponse,
   postInteraction,
+  SLACK_ACK_TIMEOUT_MS,
 } from '../interactions.ts';
 import type { Block, SlackView, ViewStateValues } from '../slack-objects.ts';
+import { isSocketModeError, type SocketModeEndpoint } from '../socket-mode.ts';
 import { decodeView } from '../web-api/methods/views.ts';
 import type { Workspace } from '../workspace.ts';
 import type {
@@ -25,17 +28,23 @@ import type {
   PageSubmitResult,
 } from './page-protocol.ts';
 
-/** Where interactions go: the app's request URL and the signing secret Slack would sign with. */
-export interface InteractionTarget {
-  /** e.g. `http://127.0.0.1:3000/slack/events` */
-  readonly url: string;
-  readonly signingSecret: string;
-  /** How long to wait for the app's answer (Slack: 3000 ms). */
-  readonly ackTimeoutMs?: number;
-}
-
-/** Slack waits this long for an interaction's acknowledgement. */
-export const SLACK_ACK_TIMEOUT_MS = 3_000;
+/**
+ * Where interactions go: the app's request URL and the signing secret Slack would sign with, or the app
+ * connected over Socket Mode (the emulator's `socketMode` endpoint).
+ */
+export type InteractionTarget =
+  | {
+      /** e.g. `http://127.0.0.1:3000/slack/events` */
+      readonly url: string;
+      readonly signingSecret: string;
+      /** How long to wait for the app's answer (Slack: 3000 ms). */
+      readonly ackTimeoutMs?: number;
+    }
+  | {
+      readonly socketMode: true;
+      /** How long to wait for the app's acknowledgement (Slack: 3000 ms). */
+      readonly ackTimeoutMs?: number;
+    };
 
 const submissionAnswer = z.union([
   z.looseObject({
@@ -58,6 +67,8 @@ export class PageInteractions {
     private readonly deps: {
       readonly workspace: Workspace;
       readonly target: InteractionTarget | undefined;
+      /** Where `{ socketMode: true }` delivers. */
+      readonly socketMode: Pick<SocketModeEndpoint, 'deliver'>;
       readonly now: () => number;
     },
   ) {}
@@ -110,7 +121,7 @@ export class PageInteractions {
       action: request.action,
       nowMs: this.deps.now(),
     });
-    const answer = await send(target, payload);
+    const answer = await this.#send(target, payload);
     if (!answer.ok) return answer;
     return { ok: true, status: answer.response.status };
   }
@@ -135,7 +146,7 @@ export class PageInteractions {
       values: request.values,
       nowMs: this.deps.now(),
     });
-    const answer = await send(target, payload);
+    const answer = await this.#send(target, payload);
     if (!answer.ok) return answer;
     const { body } = answer.response;
     if (body === null || (isObject(body) && !('response_action' in body))) {
@@ -202,10 +213,17 @@ export class PageInteractions {
         nowMs: this.deps.now(),
       });
       // Slack closes the modal whatever the app answers.
-      await send(target, payload);
+      await this.#send(target, payload);
     }
     workspace.closeTopModal(request.user);
     return { ok: true };
+  }
+
+  /** Sends a payload over the target's transport; failures come back as the page's words. */
+  async #send(target: InteractionTarget, payload: { readonly [key: string]: unknown }): Promise<Sent> {
+    const timeoutMs = target.ackTimeoutMs ?? SLACK_ACK_TIMEOUT_MS;
+    if ('socketMode' in target) return deliverOverSocket(this.deps.socketMode, payload, timeoutMs);
+    return postOverHttp(target, payload, timeoutMs);
   }
 
   /** A live view the user may act in: one of their modals, or their Home tab. */
@@ -220,8 +238,11 @@ export class PageInteractions {
 
 type Sent = { readonly ok: true; readonly response: InteractionResponse } | PageFailure;
 
-async function send(target: InteractionTarget, payload: { readonly [key: string]: unknown }): Promise<Sent> {
-  const timeoutMs = target.ackTimeoutMs ?? SLACK_ACK_TIMEOUT_MS;
+async function postOverHttp(
+  target: { readonly url: string; readonly signingSecret: string },
+  payload: { readonly [key: string]: unknown },
+  timeoutMs: number,
+): Promise<Sent> {
   let response: InteractionResponse;
   try {
     response = await postInteraction(target.url, target.signingSecret, payload, { timeoutMs });
@@ -241,6 +262,29 @@ async function send(target: InteractionTarget, payload: { readonly [key: string]
     return failure('app_error', `The app answered HTTP ${response.status}.`);
   }
   return { ok: true, response };
+}
+
+async function deliverOverSocket(
+  socketMode: Pick<SocketModeEndpoint, 'deliver'>,
+  payload: { readonly [key: string]: unknown },
+  timeoutMs: number,
+): Promise<Sent> {
+  try {
+    return { ok: true, response: await socketMode.deliver(payload, { timeoutMs }) };
+  } catch (error) {
+    if (!isSocketModeError(error)) throw error;
+    switch (error.code) {
+      case 'ack_timeout':
+        return failure('app_timeout', `The app did not answer within ${timeoutMs} ms.`);
+      case 'no_connection':
+        return failure(
+          'app_unreachable',
+          'No app is connected over Socket Mode: start it with its app-level token (xapp-…) and this emulator as its Slack API URL.',
+        );
+      case 'connection_closed':
+        return failure('app_unreachable', "The app's Socket Mode connection closed before it answered.");
+    }
+  }
 }
 
 function notConfigured(): PageFailure {

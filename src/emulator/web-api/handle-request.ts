@@ -1,8 +1,8 @@
 /**
  * One Web API request, start to finish: read and decode the body (form or JSON, as @slack/web-api and
- * other clients send it), find the method, check the token, apply the rate limit, run the method,
- * record the call, answer. Every answer is Slack's JSON; a fault inside is a 500 `internal_error`,
- * never a stack trace.
+ * other clients send it), find the method, check the token (and that it is the kind the method takes),
+ * apply the rate limit, run the method, record the call, answer. Every answer is Slack's JSON; a fault
+ * inside is a 500 `internal_error`, never a stack trace.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../http-io.ts';
@@ -10,7 +10,14 @@ import type { TokenBucketLimiter } from '../rate-limiter.ts';
 import type { Workspace } from '../workspace.ts';
 import type { EmulatorCall } from '../workspace-events.ts';
 import { decodeArgs } from './args.ts';
-import { type ApiArgs, fail, type SlackResponse, type WebApiMethod } from './method.ts';
+import {
+  type ApiArgs,
+  fail,
+  type MethodContext,
+  type SlackResponse,
+  type TokenType,
+  type WebApiMethod,
+} from './method.ts';
 
 /** Bodies beyond this are refused (Slack's own limits are far lower: 40k text, 250 kB views). */
 const MAX_BODY_BYTES = 5 * 1024 * 1024;
@@ -20,6 +27,9 @@ export interface WebApiHandlerOptions {
   readonly workspace: Workspace;
   readonly methods: Readonly<Record<string, WebApiMethod>>;
   readonly botToken: string;
+  /** The app-level token, for the methods that take one (apps.connections.open). */
+  readonly appToken: string;
+  readonly socketMode: MethodContext['socketMode'];
   /** undefined = no rate limiting. */
   readonly limiter: TokenBucketLimiter | undefined;
   readonly now: () => number;
@@ -55,9 +65,12 @@ export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandle
       const token =
         bearerToken(req) ?? (typeof request.args.token === 'string' ? request.args.token : undefined);
       if (token === undefined || token === '') return answer(200, fail('not_authed'));
-      if (token !== options.botToken) return answer(200, fail('invalid_auth'));
+      const tokenType: TokenType | undefined =
+        token === options.botToken ? 'bot' : token === options.appToken ? 'app' : undefined;
+      if (tokenType === undefined) return answer(200, fail('invalid_auth'));
+      if (tokenType !== (handler.token ?? 'bot')) return answer(200, fail('not_allowed_token_type'));
 
-      const context = { workspace: options.workspace };
+      const context: MethodContext = { workspace: options.workspace, socketMode: options.socketMode };
       const limitKey = options.limiter && handler.rateLimitKey?.(args, context);
       if (options.limiter && limitKey !== undefined) {
         const decision = options.limiter.take(`${method}:${limitKey}`);

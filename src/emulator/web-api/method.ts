@@ -15,10 +15,17 @@ export type SlackResponse =
 /** What a method may use besides its arguments. */
 export interface MethodContext {
   readonly workspace: Workspace;
+  /** Socket Mode: hands out single-use WebSocket URLs (apps.connections.open). */
+  readonly socketMode: { openConnection(): string };
 }
+
+/** Which token a method takes: the bot token (`xoxb-…`) or the app-level token (`xapp-…`). */
+export type TokenType = 'bot' | 'app';
 
 /** One Web API method. */
 export interface WebApiMethod {
+  /** The token it takes (default `bot`); the other one is refused with `not_allowed_token_type`. */
+  readonly token?: TokenType;
   /** The key to rate-limit this call under (e.g. its channel), or undefined when it is not limited. */
   readonly rateLimitKey?: (args: ApiArgs, context: MethodContext) => string | undefined;
   run(args: ApiArgs, context: MethodContext): SlackResponse;

@@ -1,5 +1,6 @@
 /** Every Web API method the emulator speaks, by name. Anything else is `unknown_method`. */
 import type { WebApiMethod } from '../method.ts';
+import { appsConnectionsOpen } from './apps.ts';
 import { authTest } from './auth.ts';
 import { chatDelete, chatPostEphemeral, chatPostMessage, chatUpdate } from './chat.ts';
 import { conversationsHistory, conversationsOpen, conversationsReplies } from './conversations.ts';
@@ -7,6 +8,7 @@ import { usergroupsUsersList, usersInfo } from './users.ts';
 import { viewsOpen, viewsPublish, viewsPush, viewsUpdate } from './views.ts';
 
 export const WEB_API_METHODS: Readonly<Record<string, WebApiMethod>> = {
+  'apps.connections.open': appsConnectionsOpen,
   'auth.test': authTest,
   'chat.postMessage': chatPostMessage,
   'chat.update': chatUpdate,
