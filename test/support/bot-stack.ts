@@ -1,7 +1,8 @@
 /**
- * The whole Countersign over HTTP for integration tests: the Slack Web API emulator, `startCountersign`
- * (real Bolt app with real signature checks, approvals on the harness's Redis, intake worker, decision
- * delivery) and an agent client — plus helpers to click buttons and submit modals as Slack would.
+ * The whole Countersign for integration tests: the Slack Web API emulator, `startCountersign` (real Bolt
+ * app — over HTTP with real signature checks, or in Socket Mode on the emulator's WebSocket — approvals
+ * on the harness's Redis, intake worker, decision delivery) and an agent client, plus helpers to click
+ * buttons and submit modals as Slack would, over whichever transport the bot uses.
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -19,6 +20,7 @@ import {
   createSlackEmulator,
   DEFAULT_CHANNELS,
   DEFAULT_USERS,
+  type InteractionResponse,
   postInteraction,
   type SlackEmulator,
 } from '../../src/emulator/index.ts';
@@ -40,7 +42,9 @@ export interface BotStack {
   readonly slack: SlackEmulator;
   readonly countersign: Countersign;
   readonly client: AgentClient;
+  /** The bot's `POST /slack/events` (HTTP mode; nothing serves it in Socket Mode). */
   readonly eventsUrl: string;
+  /** The bot's HTTP server: `/healthz`, `/metrics` (and `/slack/events` in HTTP mode). */
   readonly baseUrl: string;
   readonly prefix: string;
   /** Top-level messages in the ops channel. */
@@ -51,7 +55,7 @@ export interface BotStack {
   thread(card: EmulatedMessage): readonly EmulatedMessage[];
   /** Waits until `predicate` holds (polling), or fails after `timeoutMs`. */
   until<T>(read: () => T | undefined | false, timeoutMs?: number): Promise<T>;
-  /** Clicks a button on a message as `userId`; returns the HTTP answer. */
+  /** Clicks a button on a message as `userId`; returns the answer (HTTP, or the Socket Mode ack). */
   click(
     userId: string,
     message: EmulatedMessage,
@@ -76,25 +80,36 @@ export interface BotStack {
   stop(): Promise<void>;
 }
 
-export async function botStack(
-  name: string,
-  options: { config?: CountersignConfig; clock?: () => number; channels?: readonly ChannelSeed[] } = {},
-): Promise<BotStack> {
+export interface BotStackOptions {
+  config?: CountersignConfig;
+  clock?: () => number;
+  channels?: readonly ChannelSeed[];
+  /** Run the bot in Socket Mode (app-level token, no signing secret); interactions go over its socket. */
+  socketMode?: boolean;
+  /** The Redis to use (default: the test harness's, from vitest); for a stack in a child process. */
+  redisUrl?: string;
+}
+
+export async function botStack(name: string, options: BotStackOptions = {}): Promise<BotStack> {
   const slack = createSlackEmulator({
     rateLimit: false,
     users: [...DEFAULT_USERS, ...EXTRA_USERS],
     channels: [...DEFAULT_CHANNELS, ...(options.channels ?? [])],
+    // The page's clicks reach a Socket Mode bot too (an HTTP one would need its port before it starts).
+    ...(options.socketMode ? { interactions: { socketMode: true } as const } : {}),
   });
   await slack.start();
   const prefix = stackPrefix(name);
   const port = await findFreePort();
-  const url = redisUrl();
+  const url = options.redisUrl ?? redisUrl();
   const countersign = await startCountersign({
     config: options.config ?? freightConfig,
     secrets: { [FREIGHT_AGENT]: FREIGHT_SECRET },
     redisUrl: url,
     prefix,
-    slack: { botToken: slack.botToken, signingSecret: SIGNING_SECRET, apiUrl: slack.url },
+    slack: options.socketMode
+      ? { botToken: slack.botToken, appToken: slack.appToken, apiUrl: slack.url }
+      : { botToken: slack.botToken, signingSecret: SIGNING_SECRET, apiUrl: slack.url },
     port,
     logLevel: 'error',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -108,6 +123,11 @@ export async function botStack(
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const eventsUrl = `${baseUrl}/slack/events`;
+  /** An interaction payload to the bot, as Slack would send it in this mode. */
+  const send = (payload: Parameters<typeof postInteraction>[2]): Promise<InteractionResponse> =>
+    options.socketMode
+      ? slack.socketMode.deliver(payload)
+      : postInteraction(eventsUrl, SIGNING_SECRET, payload);
 
   const until = async <T>(read: () => T | undefined | false, timeoutMs = 10_000): Promise<T> => {
     const deadline = Date.now() + timeoutMs;
@@ -126,7 +146,7 @@ export async function botStack(
       container: { type: 'message', channel: { id: message.channel }, message },
       action,
     });
-    const answer = await postInteraction(eventsUrl, SIGNING_SECRET, payload);
+    const answer = await send(payload);
     return { status: answer.status, body: answer.body };
   };
 
@@ -168,7 +188,7 @@ export async function botStack(
           selectedOption: { text: value, value },
         },
       });
-      const answer = await postInteraction(eventsUrl, SIGNING_SECRET, payload);
+      const answer = await send(payload);
       if (answer.status !== 200) throw new Error(`${actionId} answered HTTP ${answer.status}`);
       return until(() => {
         const updated = slack.state.view(view.id);
@@ -181,26 +201,31 @@ export async function botStack(
         view,
         values: values ?? view.state.values,
       });
-      const answer = await postInteraction(eventsUrl, SIGNING_SECRET, payload);
+      const answer = await send(payload);
       return { status: answer.status, body: answer.body };
     },
     async stop() {
       await client.close();
       await countersign.stop();
       await slack.stop();
-      const admin = new Redis(url);
-      try {
-        for (const queue of [INTAKE_QUEUE, TIMERS_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
-          const q = new Queue(queue, { connection: admin, prefix: bullPrefix(prefix) });
-          await q.obliterate({ force: true });
-          await q.close();
-        }
-        await deleteKeysUnder(admin, prefix);
-      } finally {
-        admin.disconnect();
-      }
+      await removeStackState(url, prefix);
     },
   };
+}
+
+/** Obliterates the freight stack's queues under `prefix` and deletes the rest of its keys. */
+export async function removeStackState(url: string, prefix: string): Promise<void> {
+  const admin = new Redis(url);
+  try {
+    for (const queue of [INTAKE_QUEUE, TIMERS_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
+      const q = new Queue(queue, { connection: admin, prefix: bullPrefix(prefix) });
+      await q.obliterate({ force: true });
+      await q.close();
+    }
+    await deleteKeysUnder(admin, prefix);
+  } finally {
+    admin.disconnect();
+  }
 }
 
 /** The block holding the element `actionId` (an actions block's select). */
