@@ -17,7 +17,7 @@ import {
   stateValue,
   triggerIdUser,
 } from '../../src/emulator/index.ts';
-import { emulatorClient } from '../helpers/slack-emulator.ts';
+import { approveActions, emulatorClient } from '../helpers/slack-emulator.ts';
 import { slackFixture } from '../helpers/slack-fixtures.ts';
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -299,20 +299,7 @@ describe('driving a real Bolt app through the emulator', () => {
     const posted = await client.chat.postMessage({
       channel: 'C0OPS',
       text: 'Plan awaiting approval',
-      blocks: [
-        {
-          type: 'actions',
-          block_id: 'decide',
-          elements: [
-            {
-              type: 'button',
-              action_id: 'approve',
-              text: { type: 'plain_text', text: 'Approve' },
-              value: 'run-1|v1',
-            },
-          ],
-        },
-      ],
+      blocks: [approveActions('run-1|v1')],
     });
     const card = slack.state.message('C0OPS', posted.ts ?? '');
     if (!card) throw new Error('the card was not posted');

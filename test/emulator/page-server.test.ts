@@ -11,7 +11,7 @@ import {
   stateValue,
   triggerIdUser,
 } from '../../src/emulator/index.ts';
-import { emulatorClient } from '../helpers/slack-emulator.ts';
+import { approveActions, emulatorClient } from '../helpers/slack-emulator.ts';
 
 const SECRET = 'page-test-signing-secret';
 type Payload = { readonly [key: string]: unknown } & { type: string };
@@ -248,21 +248,7 @@ describe('the emulator page: playing Slack towards the app', () => {
     const posted = await client.chat.postMessage({
       channel: 'C0OPS',
       text: 'plan',
-      blocks: [
-        {
-          type: 'actions',
-          block_id: 'decide',
-          elements: [
-            {
-              type: 'button',
-              action_id: 'approve',
-              text: plain('Approve'),
-              value: 'run-1|1',
-              style: 'primary',
-            },
-          ],
-        },
-      ],
+      blocks: [approveActions('run-1|1', { style: 'primary' })],
     });
     const answer = await postJson('/page/api/action', {
       user: 'U0OP1',

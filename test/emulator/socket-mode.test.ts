@@ -11,7 +11,7 @@ import {
   type SlackEmulator,
   stateValue,
 } from '../../src/emulator/index.ts';
-import { emulatorClient, slackError } from '../helpers/slack-emulator.ts';
+import { approveActions, emulatorClient, slackError } from '../helpers/slack-emulator.ts';
 
 type Json = { readonly [key: string]: unknown };
 
@@ -243,20 +243,7 @@ describe('the emulator page over Socket Mode', () => {
     const posted = await client.chat.postMessage({
       channel: 'C0OPS',
       text: 'plan',
-      blocks: [
-        {
-          type: 'actions',
-          block_id: 'decide',
-          elements: [
-            {
-              type: 'button',
-              action_id: 'approve',
-              text: { type: 'plain_text', text: 'Approve' },
-              value: 'r|1',
-            },
-          ],
-        },
-      ],
+      blocks: [approveActions('r|1')],
     });
     return posted.ts ?? '';
   }

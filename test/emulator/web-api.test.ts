@@ -1,7 +1,7 @@
 import { WebClient } from '@slack/web-api';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { slackError, useSlackEmulator } from '../helpers/slack-emulator.ts';
+import { approveActions, slackError, useSlackEmulator } from '../helpers/slack-emulator.ts';
 import { slackFixture } from '../helpers/slack-fixtures.ts';
 
 const responses = slackFixture('web_api_responses');
@@ -10,18 +10,7 @@ const fixture = (method: string) => responses[method];
 const card = (runId: string) => ({
   blocks: [
     { type: 'header', text: { type: 'plain_text', text: 'warehouse wants to run 2 steps' } },
-    {
-      type: 'actions',
-      block_id: 'decide',
-      elements: [
-        {
-          type: 'button',
-          action_id: 'approve',
-          text: { type: 'plain_text', text: 'Approve' },
-          value: `${runId}|v1`,
-        },
-      ],
-    },
+    approveActions(`${runId}|v1`),
   ],
   text: 'Plan awaiting approval',
   metadata: { event_type: 'countersign_card', event_payload: { run_id: runId, version: 1 } },

@@ -62,3 +62,23 @@ export async function slackError(call: Promise<unknown>): Promise<WebAPIPlatform
   }
   throw new Error('expected the Slack call to fail, but it succeeded');
 }
+
+/**
+ * An actions block (`block_id: 'decide'`) with one Approve button (`action_id: 'approve'`), the
+ * smallest card a click can be sent from.
+ */
+export function approveActions(value: string, button: { readonly style?: 'primary' } = {}) {
+  return {
+    type: 'actions',
+    block_id: 'decide',
+    elements: [
+      {
+        type: 'button',
+        action_id: 'approve',
+        text: { type: 'plain_text', text: 'Approve' },
+        value,
+        ...button,
+      },
+    ],
+  };
+}
