@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../examples/freight/plans.ts';
@@ -301,13 +302,27 @@ export const endToEndBenchmark: Benchmark = {
   },
 };
 
-/** The bot in a child process (bench/bot-process.ts), ready once it listens. */
+/**
+ * The Node flags `npm start` runs the bot with (package.json's `start`: `node <flags> src/main.ts`),
+ * so the measured process is configured as a deployed one.
+ */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: { start: string };
+  };
+  const match = /^node (.+) src\/main\.ts$/.exec(pkg.scripts.start);
+  if (match?.[1] === undefined)
+    throw new Error(`end_to_end: cannot read node flags from "${pkg.scripts.start}"`);
+  return match[1].split(' ');
+}
+
+/** The bot in a child process (bench/bot-process.ts), run as `npm start` runs it, ready once it listens. */
 async function startBotProcess(
   env: Readonly<Record<string, string>>,
 ): Promise<{ rss(): Promise<number>; stop(): Promise<void> }> {
   const child = fork(fileURLToPath(new URL('./bot-process.ts', import.meta.url)), {
     env: { ...process.env, ...env },
-    execArgv: ['--import', 'tsx'],
+    execArgv: startFlags(),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
