@@ -24,7 +24,7 @@ export type IntakeWorker = SupervisedWorker<Worker>;
 /**
  * Intake jobs processed at once by default. A job mostly waits — on three Redis round trips, then on
  * Slack posting the card (100 ms or more) — so slots, not CPU, limit a low setting: 8 slots held by
- * Slack calls cap intake near 50 plans/s. At 32 a burst keeps the CPU busy (measured: 4,000 plans/s
+ * Slack calls cap intake near 80 plans/s. At 32 a burst keeps the CPU busy (measured: 4,000 plans/s
  * on 2 cores with posting stubbed, against 3,500 at 8); the timers worker uses the same.
  */
 export const INTAKE_CONCURRENCY = 32;
