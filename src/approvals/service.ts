@@ -577,8 +577,9 @@ export class ApprovalService {
 
   /**
    * Whether `userId` may reject `runId` at `version` now; if not, the answer to show — unknown run,
-   * decided, stale, or no step they may speak for. A read, for opening the reject form only to someone
-   * who may use it; `reject` decides again when the form comes back.
+   * decided, expired (the click expires it, as every click does), stale, or no step they may speak
+   * for. For opening the reject form only to someone who may use it; `reject` decides again when the
+   * form comes back.
    */
   async mayReject(input: {
     runId: string;
@@ -587,27 +588,27 @@ export class ApprovalService {
   }): Promise<
     { readonly ok: true; readonly run: RunView } | { readonly ok: false; readonly refusal: UseCaseResult }
   > {
-    const run = await this.getRun(input.runId);
-    const refuse = (refusal: UseCaseResult) => ({ ok: false as const, refusal });
-    if (run === undefined) return refuse({ kind: 'not_found', runId: input.runId });
-    if (run.status !== 'pending') {
-      return refuse({
-        kind: 'already_decided',
-        run,
-        status: run.status,
-        ...(run.decidedBy === undefined ? {} : { by: run.decidedBy }),
-      });
+    const snapshot = await loadRun(this.redis, this.keys.forRun(input.runId));
+    const closed = this.closed(snapshot, input.runId);
+    if (closed !== undefined) return { ok: false, refusal: closed };
+    const state = this.stateOf(snapshot);
+    const run = this.view(snapshot);
+    // Past its expiry the click expires the run, as every click does (the gate's rule).
+    if (this.clock() >= state.fields.expiresAt) {
+      return {
+        ok: false,
+        refusal: await this.expire({ runId: input.runId, version: state.current.version }),
+      };
     }
-    if (run.version !== input.version) return refuse({ kind: 'stale', run, currentVersion: run.version });
-    const authority: Authority = { groups: this.config.groups, escalatedTo: run.escalatedTo };
-    if (stepsToApprove(run.current, run.approvals, input.userId, authority).eligible.length > 0) {
+    if (input.version !== state.current.version) {
+      return { ok: false, refusal: { kind: 'stale', run, currentVersion: state.current.version } };
+    }
+    const authority = this.authority(state.fields);
+    if (stepsToApprove(state.current, state.approvals, input.userId, authority).eligible.length > 0) {
       return { ok: true, run };
     }
-    return refuse({
-      kind: 'unauthorized',
-      run,
-      reason: explainNoAuthority(run.current, input.userId, authority),
-    });
+    const reason = explainNoAuthority(state.current, input.userId, authority);
+    return { ok: false, refusal: { kind: 'unauthorized', run, reason } };
   }
 
   /** The run as people see it now, or undefined for an unknown run id. */
@@ -728,22 +729,10 @@ export class ApprovalService {
     action: 'approve' | 'reject' | 'edit',
     now: number,
   ): { state: RunState; commit: RunCommit } | Attempt<UseCaseResult> {
-    if (snapshot.fields === undefined || snapshot.current === undefined) {
-      return { result: { kind: 'not_found', runId: input.runId } };
-    }
+    const closed = this.closed(snapshot, input.runId);
+    if (closed !== undefined) return { result: closed };
     const state = this.stateOf(snapshot);
     const commit = new RunCommit(this.keys.forRun(input.runId), snapshot);
-    if (state.fields.status !== 'pending') {
-      const by = state.fields.decidedBy;
-      return {
-        result: {
-          kind: 'already_decided',
-          run: this.view(snapshot),
-          status: state.fields.status,
-          ...(by === undefined ? {} : { by }),
-        },
-      };
-    }
     // Expiry is enforced here, at the click: a late or lost timer never lets an expired plan through.
     if (now >= state.fields.expiresAt) return this.expireNow(snapshot, now);
     if (input.version !== state.current.version) {
@@ -759,6 +748,19 @@ export class ApprovalService {
       );
     }
     return { state, commit };
+  }
+
+  /** The answer for a run that takes no more actions — unknown, or already decided — else undefined. */
+  private closed(snapshot: RunSnapshot, runId: string): UseCaseResult | undefined {
+    if (snapshot.fields === undefined || snapshot.current === undefined) return { kind: 'not_found', runId };
+    if (snapshot.fields.status === 'pending') return undefined;
+    const by = snapshot.fields.decidedBy;
+    return {
+      kind: 'already_decided',
+      run: this.view(snapshot),
+      status: snapshot.fields.status,
+      ...(by === undefined ? {} : { by }),
+    };
   }
 
   /** Journals a refused action and answers it. */

@@ -131,9 +131,9 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     onClick('reject', async (click) => {
       const value = await target(click);
       if (value === undefined || click.body.trigger_id === undefined) return;
-      // Refused at the click, not after the form is filled in: decided, stale, or no rights here.
+      // Refused at the click, not after the form is filled in: decided, expired, stale, or no rights here.
       const answer = await approvals.mayReject({ ...value, userId: click.userId });
-      if (!answer.ok) return refuse(click, answer.refusal);
+      if (!answer.ok) return presenter.present(answer.refusal, audience(click));
       const { run } = answer;
       await gateway.openModal(
         click.body.trigger_id,

@@ -151,6 +151,21 @@ describe('expiry', () => {
     expect(await outcomes(runId)).toEqual(['expired']);
     await settled(card, '*Expired*');
   });
+
+  it('is enforced at a reject click too: no form opens, the run expires and the card says so', async () => {
+    const runId = await submit('2s');
+    const card = await stack.card(runId);
+    const run = await stack.countersign.approvals.getRun(runId);
+    await eventually(async () => ((await timerJobs(runId)).length === 2 ? true : undefined));
+    await stack.countersign.timers.cancel(run!);
+
+    await sleep(Date.parse(run!.current.plan.expiresAt) + 100 - Date.now());
+    expect((await stack.click('U0OP1', card, 'reject')).status).toBe(200);
+    const decision = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
+    expect(decision.status).toBe('expired');
+    expect(stack.modal('U0OP1')).toBeUndefined();
+    await settled(card, '*Expired*');
+  });
 });
 
 describe('escalation', () => {
