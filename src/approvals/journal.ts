@@ -76,9 +76,8 @@ export function journalRecord(
 
 /**
  * {@link journalRecord} together with its stored text ({@link serializeRecord}'s result), for
- * writers: the event is written as canonical JSON once and both the hashed text and the stored text
- * are assembled around it (the record's members are sorted `at, event, [hash,] plan_digest,
- * prev_hash, seq`, so `hash` slots in after the event).
+ * writers: the event is written as canonical JSON once, and the hashed and the stored text are both
+ * put together around it.
  */
 export function appendRecord(
   previous: JournalHead | null,
@@ -100,22 +99,14 @@ export function appendRecord(
     throw new RangeError(`journalRecord: invalid time ${at}`);
   }
   const { json, text: eventText } = eventJson(event);
-  const seq = previous === null ? 1 : previous.seq + 1;
-  const prevHash = previous === null ? GENESIS_HASH : previous.hash;
-  const iso = new Date(at).toISOString();
-  // Every member but the event is a number, null, or a string that needs no escaping (ISO time, hex).
-  const head = `{"at":"${iso}","event":${eventText}`;
-  const tail = `"plan_digest":${planDigest === null ? 'null' : `"${planDigest}"`},"prev_hash":"${prevHash}","seq":${seq}}`;
-  const hash = sha256Hex(`${head},${tail}`);
-  const record: JournalRecord = {
-    seq,
-    prev_hash: prevHash,
+  const unhashed = {
+    seq: previous === null ? 1 : previous.seq + 1,
+    prev_hash: previous === null ? GENESIS_HASH : previous.hash,
     plan_digest: planDigest,
-    event: json,
-    at: iso,
-    hash,
+    at: new Date(at).toISOString(),
   };
-  return { record, text: `${head},"hash":"${hash}",${tail}` };
+  const hash = sha256Hex(recordText(unhashed, eventText));
+  return { record: { ...unhashed, event: json, hash }, text: recordText(unhashed, eventText, hash) };
 }
 
 /**
@@ -143,7 +134,7 @@ function eventJson(event: JournalEvent): { json: JournalEvent & JsonObject; text
 
 /** The text stored in the Redis list: canonical JSON of the whole record, `hash` included. */
 export function serializeRecord(record: JournalRecord): string {
-  return canonicalJson(recordJson(record));
+  return recordText(record, canonicalJson(record.event), record.hash);
 }
 
 const recordSchema = z.strictObject({
@@ -355,26 +346,21 @@ function copyJson(value: unknown, path: (string | number)[], ancestors: Set<obje
 
 /** SHA-256 of the canonical record without `hash`. */
 function recordHash(record: Omit<JournalRecord, 'hash'>): string {
-  return sha256Hex(
-    canonicalJson({
-      at: record.at,
-      event: record.event,
-      plan_digest: record.plan_digest,
-      prev_hash: record.prev_hash,
-      seq: record.seq,
-    }),
-  );
+  return sha256Hex(recordText(record, canonicalJson(record.event)));
 }
 
-function recordJson(record: JournalRecord): JsonObject {
-  return {
-    at: record.at,
-    event: record.event,
-    hash: record.hash,
-    plan_digest: record.plan_digest,
-    prev_hash: record.prev_hash,
-    seq: record.seq,
-  };
+/**
+ * The canonical JSON of a record around its event's canonical text, with `hash` when given: the one
+ * place a record's text is put together (written, hashed, and checked when read). Members in sorted
+ * order: `at, event, [hash,] plan_digest, prev_hash, seq`.
+ */
+function recordText(
+  record: Pick<JournalRecord, 'at' | 'plan_digest' | 'prev_hash' | 'seq'>,
+  eventText: string,
+  hash?: string,
+): string {
+  const hashMember = hash === undefined ? '' : `"hash":${canonicalJson(hash)},`;
+  return `{"at":${canonicalJson(record.at)},"event":${eventText},${hashMember}"plan_digest":${canonicalJson(record.plan_digest)},"prev_hash":${canonicalJson(record.prev_hash)},"seq":${canonicalJson(record.seq)}}`;
 }
 
 function firstDifference(a: string, b: string): number {
