@@ -253,8 +253,9 @@ export function buttonAction(blocks: readonly Block[], actionId: string): BlockA
   for (const block of blocks) {
     const elements = [...(Array.isArray(block.elements) ? block.elements : []), block.accessory];
     for (const element of elements) {
-      if (!isJson(element) || element.type !== 'button' || element.action_id !== actionId) continue;
-      const text = isJson(element.text) && typeof element.text.text === 'string' ? element.text.text : '';
+      if (!isJsonObject(element) || element.type !== 'button' || element.action_id !== actionId) continue;
+      const text =
+        isJsonObject(element.text) && typeof element.text.text === 'string' ? element.text.text : '';
       return {
         type: 'button',
         actionId,
@@ -322,7 +323,8 @@ export async function postInteraction(
 
 // --- internals ------------------------------------------------------------------------------------------
 
-function isJson(value: unknown): value is Json {
+/** A JSON object (not an array, not null), as payloads and answers are. */
+export function isJsonObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { refuseUpgrade } from './http-io.ts';
-import { type InteractionResponse, SLACK_ACK_TIMEOUT_MS } from './interactions.ts';
+import { type InteractionResponse, isJsonObject, SLACK_ACK_TIMEOUT_MS } from './interactions.ts';
 
 /** Where apps open their Socket Mode WebSocket on the emulator's server. */
 export const SOCKET_MODE_PATH = '/socket-mode';
@@ -235,10 +235,10 @@ export class SocketModeServer implements SocketModeEndpoint {
     } catch {
       return;
     }
-    if (!isObject(message) || typeof message.envelope_id !== 'string') return;
+    if (!isJsonObject(message) || typeof message.envelope_id !== 'string') return;
     const pending = this.#pending.get(message.envelope_id);
     if (pending === undefined || pending.socket !== socket) return;
-    const body = isObject(message.payload) ? message.payload : {};
+    const body = isJsonObject(message.payload) ? message.payload : {};
     const empty = Object.keys(body).length === 0;
     pending.resolve({ status: 200, body: empty ? null : body, text: empty ? '' : JSON.stringify(body) });
   }
@@ -269,8 +269,4 @@ function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   if (Buffer.isBuffer(data)) return data.toString('utf8');
   return Buffer.from(data).toString('utf8');
-}
-
-function isObject(value: unknown): value is { readonly [key: string]: unknown } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -11,6 +11,7 @@ import {
   buildViewClosedPayload,
   buildViewSubmissionPayload,
   type InteractionResponse,
+  isJsonObject,
   postInteraction,
   SLACK_ACK_TIMEOUT_MS,
 } from '../interactions.ts';
@@ -149,7 +150,7 @@ export class PageInteractions {
     const answer = await this.#send(target, payload);
     if (!answer.ok) return answer;
     const { body } = answer.response;
-    if (body === null || (isObject(body) && !('response_action' in body))) {
+    if (body === null || (isJsonObject(body) && !('response_action' in body))) {
       workspace.closeTopModal(user.id);
       return { ok: true, outcome: 'closed' };
     }
@@ -310,10 +311,6 @@ function ephemeralAsMessage(workspace: Workspace, channel: string, ts: string, u
     bot_id: identity.botId,
     app_id: identity.appId,
   };
-}
-
-function isObject(value: unknown): value is { readonly [key: string]: unknown } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function inputBlockIds(blocks: readonly Block[]): string[] {
