@@ -214,7 +214,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
 }
 
 /** Obliterates the freight stack's queues under `prefix` and deletes the rest of its keys. */
-export async function removeStackState(url: string, prefix: string): Promise<void> {
+async function removeStackState(url: string, prefix: string): Promise<void> {
   const admin = new Redis(url);
   try {
     for (const queue of [INTAKE_QUEUE, TIMERS_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
