@@ -12,8 +12,9 @@ import {
   section,
 } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
+import { escalatedLines } from './escalation-rights.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
-import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mentionList, plural, quoteLines } from './mrkdwn.ts';
+import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural, quoteLines } from './mrkdwn.ts';
 import {
   awaitingText,
   type StepRenderInput,
@@ -38,8 +39,6 @@ export interface ApprovalCardModel {
    * superseded ("Superseded by version 3 — see the thread"), without buttons.
    */
   readonly version?: StoredVersion;
-  /** People the run was escalated to. */
-  readonly escalatedTo?: readonly string[];
   /** What the agent reported for each step after approval (the latest per step counts). */
   readonly outcomes?: readonly StepOutcome[];
 }
@@ -62,7 +61,7 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
   const time: TimeOptions = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
   const actionable = isActionable(run, shown.version);
   const steps = shown.plan.steps;
-  const standingSource = shown.version === run.version ? run : { awaiting: [], approvals: run.approvals };
+  const standingSource = shown.version === run.version ? run : { approvals: run.approvals };
   const latestOutcome = new Map((model.outcomes ?? []).map((outcome) => [outcome.stepId, outcome]));
   const inputs: StepRenderInput[] = steps.map((step, index) => ({
     step,
@@ -81,9 +80,7 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
 
   const blocks: KnownBlock[] = [
     header(headerText(run, shown, steps.length)),
-    section([
-      lifecycleText(run, shown.version, time) ?? pendingText(run, model.escalatedTo ?? [], steps, time),
-    ]),
+    section([lifecycleText(run, shown.version, time) ?? pendingText(run, steps, time)]),
     ...(agentWords === undefined ? [] : [agentWords]),
     divider(),
     ...full.map((input) => stepSection(input, stepOptions)),
@@ -119,12 +116,7 @@ function fallbackText(run: RunView, shown: StoredVersion, count: number): string
 }
 
 /** What a pending card is waiting for: approvals by group, blocked steps, escalation. */
-function pendingText(
-  run: RunView,
-  escalatedTo: readonly string[],
-  steps: readonly ValidatedStep[],
-  time: TimeOptions,
-): string {
+function pendingText(run: RunView, steps: readonly ValidatedStep[], time: TimeOptions): string {
   const lines: string[] = [];
   if (run.awaiting.length > 0) lines.push(`🕓 *Waiting for* ${awaitingText(run.awaiting)}`);
   if (run.recheckProblem !== undefined) {
@@ -132,10 +124,9 @@ function pendingText(
       `⚠️ *Not approved:* the checks were run again when the last approval came in, and failed: ${clipMrkdwn(run.recheckProblem, 600)}`,
     );
   }
-  if (escalatedTo.length > 0) {
-    const level = run.escalationLevel > 0 ? ` (level ${run.escalationLevel})` : '';
-    const at = run.escalatedAt === undefined ? '' : ` at ${formatInstant(run.escalatedAt, time)}`;
-    lines.push(`⏫ Escalated to ${mentionList(escalatedTo)}${level}${at}: they may act on this card too.`);
+  if (run.escalated.length > 0) {
+    const at = run.escalatedAt === undefined ? '' : `, last at ${formatInstant(run.escalatedAt, time)}`;
+    lines.push(...escalatedLines(run.escalated, at));
   }
   for (const step of run.blocked) {
     const reason = step.route.kind === 'block' ? step.route.reason : 'blocked';

@@ -102,11 +102,11 @@ function changeSection(
 ): SectionBlock {
   const { config, current, runId } = model;
   const options = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
-  // Approvals of a later version count here only through the digests they are bound to.
+  // An older version's steps show only the approvals given to each step's id at its digest there.
   const approvals =
     model.run === undefined || model.run.version === current.version
       ? model.run
-      : { awaiting: [], approvals: model.run.approvals };
+      : { approvals: model.run.approvals };
   const stepButton = (actionId: 'remove_step' | 'revert_step', text: string) =>
     actionable
       ? {

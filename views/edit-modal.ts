@@ -1,12 +1,7 @@
 import type { InputBlock, InputBlockElement, KnownBlock, ModalView } from '@slack/types';
+import { mayEdit } from '../src/approvals/rules.ts';
 import type { RunView } from '../src/approvals/types.ts';
-import {
-  authorableTools,
-  groupsOf,
-  mayAuthor,
-  moneyToDecimal,
-  type ToolDefinition,
-} from '../src/pipeline/index.ts';
+import { authorableTools, mayAuthor, moneyToDecimal, type ToolDefinition } from '../src/pipeline/index.ts';
 import { formatArgValue } from './arg-fields.ts';
 import { button, context, divider, LIMITS, mrkdwn, option, plain, selectOptions } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
@@ -65,12 +60,13 @@ export function buildEditModal(model: EditModalModel): ModalView {
       ...(model.tz === undefined ? {} : { tz: model.tz }),
     });
   }
-  // The service refuses edits from people in no group (and not escalated to); say so now, not after typing.
-  if (groupsOf(config.pipeline, model.editorId).length === 0 && !run.escalatedTo.includes(model.editorId)) {
+  // The service refuses edits from people with no rights on the run; say so now, not after typing.
+  if (!mayEdit({ groups: config.pipeline.groups, escalated: run.escalated }, model.editorId)) {
     return noRightsEditModal();
   }
 
-  const usedIds = [...run.current.plan.steps.map((step) => step.id), ...(model.added ?? []).map((s) => s.id)];
+  // New steps get ids the run never used, as the service would give them.
+  const usedIds = [...run.usedStepIds, ...(model.added ?? []).map((s) => s.id)];
   const justAdded =
     model.addedTool !== undefined &&
     config.pipeline.tools.has(model.addedTool) &&

@@ -1,9 +1,11 @@
 import type { KnownBlock } from '@slack/types';
 import type { RunView, StoredVersion } from '../src/approvals/types.ts';
+import type { EscalationGrant } from '../src/config/define-config.ts';
 import { context, type SlackMessage, section } from './blocks.ts';
 import { approvalActions } from './card.ts';
+import { grantsText } from './escalation-rights.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
-import { clipMrkdwn, escapeMrkdwn, mentionList, plural, quoteLines } from './mrkdwn.ts';
+import { clipMrkdwn, escapeMrkdwn, listInWords, mentionList, plural, quoteLines } from './mrkdwn.ts';
 import { awaitingText, type StepRenderInput, stepLine, stepSection, stepStanding } from './step-section.ts';
 import { formatInstant, formatInstantFromNow, type TimeOptions } from './time.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
@@ -30,6 +32,8 @@ export interface EscalationMessageModel {
   readonly notified: readonly string[];
   /** The group they were named by, when the level named one. */
   readonly group?: string;
+  /** What the level lets them do (`escalation.<agent>.levels[n].may`); absent: only follow up. */
+  readonly may?: EscalationGrant;
   /** The channel the run's card is in, for "see the card in #ops". */
   readonly cardChannel?: string;
   readonly config: ViewConfig;
@@ -55,7 +59,7 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
   const shown = model.version ?? run.current;
   const time: TimeOptions = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
   const actionable = isActionable(run, shown.version);
-  const standingSource = shown.version === run.version ? run : { awaiting: [], approvals: run.approvals };
+  const standingSource = shown.version === run.version ? run : { approvals: run.approvals };
   const inputs: StepRenderInput[] = shown.plan.steps.map((step, index) => ({
     step,
     position: index + 1,
@@ -122,8 +126,16 @@ function headline(
   const act =
     model.step.kind === 'reminder'
       ? 'Approve, reject or edit it here or on the card.'
-      : 'You may approve, reject or edit it here.';
+      : model.may === undefined
+        ? `This escalation asks you to follow up: it lets you approve nothing yourself (approvals come from ${listInWords(awaitedGroups(model.run).map(escapeMrkdwn))}).`
+        : `As escalated to you, you ${grantsText([model.may])}; approve, reject or edit it here.`;
   return `${who}: a ${agent} plan has waited since ${since} ${waiting}. ${act}`;
+}
+
+/** The groups whose approvals the run still waits for. */
+function awaitedGroups(run: RunView): string[] {
+  const groups = [...new Set(run.awaiting.map((awaited) => awaited.group))];
+  return groups.length > 0 ? groups : ['the groups named on the card'];
 }
 
 /** Superseded (pointing at the card) or what became of the run. */

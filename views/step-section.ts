@@ -1,5 +1,5 @@
 import type { SectionBlock } from '@slack/types';
-import type { AwaitedStep, RunView, StepOutcome } from '../src/approvals/types.ts';
+import type { ApprovalRecord, AwaitedStep, StepApprovals, StepOutcome } from '../src/approvals/types.ts';
 import type { Provenance, ToolDefinition, ValidatedStep } from '../src/pipeline/index.ts';
 import { formatArgLines } from './arg-fields.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mention, mentionList, plural } from './mrkdwn.ts';
@@ -16,33 +16,44 @@ export type StepStanding =
       readonly group: string;
       readonly have: number;
       readonly need: number;
-      /** Users whose approval counts for the step's current digest. */
+      /** Users whose approval counts for this step (its id at its digest). */
       readonly approvers: readonly string[];
+      /** Enough approvals (N of them, or one that counts alone). */
+      readonly done: boolean;
       readonly distinctFromAuthor: boolean;
     }
   | { readonly kind: 'blocked'; readonly reason: string };
 
 /**
- * A step's standing from its route and, when given, the run's approvals: `awaiting` when the step is
- * still short, else the approvals bound to the step's digest.
+ * Where the approvals of a step come from: for the run's current version, the standing approvals
+ * computed (`RunView.standing`); for an older version, only the approvals given to each step's id at
+ * its digest there.
  */
-export function stepStanding(
-  step: ValidatedStep,
-  run?: Pick<RunView, 'awaiting' | 'approvals'>,
-): StepStanding {
+export interface StandingSource {
+  readonly standing?: Readonly<Record<string, StepApprovals>>;
+  readonly approvals: readonly ApprovalRecord[];
+}
+
+/** A step's standing from its route and the approvals approvals counted for it (see `StandingSource`). */
+export function stepStanding(step: ValidatedStep, source?: StandingSource): StepStanding {
   const { route } = step;
   if (route.kind === 'auto') return { kind: 'auto', rule: route.rule };
   if (route.kind === 'block') return { kind: 'blocked', reason: route.reason };
-  const awaited: AwaitedStep | undefined = run?.awaiting.find((a) => a.stepId === step.id);
-  const approvers = awaited?.approvers ?? [
-    ...new Set((run?.approvals ?? []).filter((a) => a.stepDigest === step.digest).map((a) => a.userId)),
+  const standing = source?.standing?.[step.id];
+  const approvers = standing?.approvers ?? [
+    ...new Set(
+      (source?.approvals ?? [])
+        .filter((a) => a.stepId === step.id && a.stepDigest === step.digest)
+        .map((a) => a.userId),
+    ),
   ];
   return {
     kind: 'review',
     group: route.group,
-    have: awaited?.have ?? approvers.length,
+    have: approvers.length,
     need: route.approvals,
     approvers,
+    done: standing?.satisfied ?? approvers.length >= route.approvals,
     distinctFromAuthor: route.distinctFromAuthor,
   };
 }
@@ -152,7 +163,7 @@ function shortStanding(standing: StepStanding): string {
     case 'blocked':
       return '⛔ blocked';
     case 'review':
-      return standing.have >= standing.need
+      return standing.done
         ? `✅ ${escapeMrkdwn(standing.group)} approved`
         : `${standing.have} of ${standing.need} ${escapeMrkdwn(standing.group)}`;
   }
@@ -195,7 +206,7 @@ function standingLine(standing: StepStanding, provenance: Provenance | undefined
     case 'blocked':
       return `⛔ Blocked: ${clipMrkdwn(standing.reason, 200)} — the plan can't be approved while this step is in it`;
     case 'review': {
-      const done = standing.have >= standing.need;
+      const { done } = standing;
       const shown = standing.approvers.slice(0, SHOWN_APPROVERS);
       const others = standing.approvers.length - shown.length;
       const by =

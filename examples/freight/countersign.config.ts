@@ -5,7 +5,9 @@ import { addNote, freightTools, issueRefund, rescheduleDelivery, sendReply } fro
 /**
  * The freight-operations example: an agent that handles delivery tickets. Notes go through on their
  * own, replies and reschedules need an operator, refunds need finance (two finance approvers over
- * $500, never the person who wrote the step). Operators may write everything but refunds.
+ * $500, never the person who wrote the step). Operators may write everything but refunds. A plan left
+ * unanswered for 15 minutes goes to the leads, who may then approve the operators' steps; after an
+ * hour they count as one finance approver too — but a refund over $500 stays with finance.
  * `freightConfigInput` is the same configuration as written, for variants (tests with short timers).
  */
 export const freightConfigInput: ConfigInput = {
@@ -31,6 +33,7 @@ export const freightConfigInput: ConfigInput = {
       approvers: 'finance',
       approvals: 2,
       distinctFromAuthor: true,
+      escalatedMayApprove: false,
     }),
     rule(issueRefund, { name: 'refunds', route: 'review', approvers: 'finance', distinctFromAuthor: true }),
     {
@@ -48,8 +51,14 @@ export const freightConfigInput: ConfigInput = {
   escalation: {
     'freight-ops': {
       levels: [
-        { after: '15m', notify: 'leads' },
-        { after: '1h', notify: 'leads', channel: 'C0ESCALATE' },
+        // Replies to customers are irreversible: the grant says so explicitly.
+        { after: '15m', notify: 'leads', may: { approve: ['operators'], irreversible: true } },
+        {
+          after: '1h',
+          notify: 'leads',
+          channel: 'C0ESCALATE',
+          may: { approve: ['operators', 'finance'], counts: 'member', irreversible: true },
+        },
       ],
       repeat: { times: 2, every: '1h' },
     },

@@ -1,5 +1,6 @@
 import {
   type Decision,
+  type DecisionProvenance,
   type DecisionStatus,
   type Diagnostic,
   type Phase,
@@ -7,7 +8,7 @@ import {
   type UnsignedDecision,
 } from '../pipeline/index.ts';
 import type { Authority } from './rules.ts';
-import { countedApprovers } from './rules.ts';
+import { countedApprovers, isApprovalOf } from './rules.ts';
 import type { ApprovalRecord, StoredVersion } from './types.ts';
 
 export interface DecisionInput {
@@ -27,12 +28,13 @@ export interface DecisionInput {
 
 /**
  * Builds and signs the decision an agent receives: the exact version decided on, its digests, and for
- * each step the approvals that counted (eligible people, bound to the step's digest).
+ * each step who wrote it and the approvals that counted (entitled people, given to that step id at
+ * its digest).
  */
 export function buildDecision(input: DecisionInput, secret: string): Decision {
   const { version } = input;
   const approvals = input.approvals ?? [];
-  const authority = input.authority ?? { groups: {}, escalatedTo: [] };
+  const authority: Authority = input.authority ?? { groups: {}, escalated: [], effectOf: () => undefined };
   const unsigned: UnsignedDecision = {
     runId: input.runId,
     agent: input.agent,
@@ -55,9 +57,14 @@ export function buildDecision(input: DecisionInput, secret: string): Decision {
                 digest: step.digest,
                 route: step.route.kind,
                 approvals: approvals
-                  .filter((approval) => approval.stepDigest === step.digest && counted.has(approval.userId))
+                  .filter((approval) => isApprovalOf(approval, step) && counted.has(approval.userId))
                   .sort((a, b) => a.at - b.at)
+                  .filter(
+                    (approval, index, sorted) =>
+                      sorted.findIndex((other) => other.userId === approval.userId) === index,
+                  )
                   .map((approval) => ({ userId: approval.userId, at: new Date(approval.at).toISOString() })),
+                provenance: provenanceOf(version, step.id),
               };
             }),
           },
@@ -69,4 +76,18 @@ export function buildDecision(input: DecisionInput, secret: string): Decision {
     configDigest: input.configDigest,
   };
   return signDecision(unsigned, secret);
+}
+
+/** A step's provenance as the decision carries it (JSON, null never undefined). */
+function provenanceOf(version: StoredVersion, stepId: string): DecisionProvenance {
+  const provenance = version.provenance[stepId];
+  if (provenance === undefined || provenance.by === 'agent') {
+    return { by: 'agent', userId: null, version: provenance?.version ?? 1, change: null };
+  }
+  return {
+    by: 'user',
+    userId: provenance.userId,
+    version: provenance.version,
+    change: provenance.change ?? null,
+  };
 }

@@ -47,7 +47,7 @@ export function describeEvent(event: JournalEvent): string {
     case 'edit_refused':
       return `edit of v${event.baseVersion} by ${event.editor} refused: ${event.reason}`;
     case 'approval':
-      return `approved by ${event.userId} (${plural(event.stepDigests.length, 'step')} of v${event.version})`;
+      return `approved by ${event.userId} (${plural(event.steps?.length ?? event.stepDigests?.length ?? 0, 'step')} of v${event.version})`;
     case 'approved':
       return `decision: approved v${event.version} (last approval by ${event.by}; plan ${short(event.planDigest)})`;
     case 'rejected':

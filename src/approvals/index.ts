@@ -4,6 +4,7 @@ export * from './journal.ts';
 export * from './keys.ts';
 export * from './outcomes.ts';
 export * from './rules.ts';
+export * from './run-view.ts';
 export {
   ApprovalService,
   type ApprovalServiceOptions,

@@ -8,7 +8,10 @@ export interface RunKeys {
   readonly run: string;
   /** String per version: the stored version document (JSON). Use `version(n)`. */
   version(n: number): string;
-  /** Hash: `<stepDigest>|<userId>` → approval JSON. Approvals are bound to step digests. */
+  /**
+   * Hash: `<stepId>|<stepDigest>|<userId>` → approval JSON. Approvals are bound to a step's id and
+   * digest (fields written before that are `<stepDigest>|<userId>`; store.ts reads both).
+   */
   readonly approvals: string;
   /** List: the hash-chained journal records (JSON). */
   readonly journal: string;

@@ -1,11 +1,19 @@
-import type { ValidatedStep } from '../pipeline/index.ts';
-import type { ApprovalRecord, AwaitedStep, StoredVersion } from './types.ts';
+import type { EscalationGrant } from '../config/define-config.ts';
+import type { Effect, ValidatedStep } from '../pipeline/index.ts';
+import type { ApprovalRecord, AwaitedStep, EscalatedPerson, StepApprovals, StoredVersion } from './types.ts';
 
-/** Who may act on a run besides the configured groups: people it was escalated to. */
+/** Who may act on a run: the configured groups, and what escalation granted the people it notified. */
 export interface Authority {
   readonly groups: Readonly<Record<string, readonly string[]>>;
-  readonly escalatedTo: readonly string[];
+  readonly escalated: readonly EscalatedPerson[];
+  /** A tool's effect in today's config; undefined for a tool no longer configured (treated as irreversible). */
+  readonly effectOf: (tool: string) => Effect | undefined;
 }
+
+/** On what footing a person may approve a step. */
+export type ApprovalRight =
+  | { readonly as: 'member' }
+  | { readonly as: 'escalated'; readonly counts: EscalationGrant['counts'] };
 
 /** The human author of a step, if a person (not the agent) wrote it. */
 export function humanAuthor(version: StoredVersion, stepId: string): string | undefined {
@@ -13,37 +21,129 @@ export function humanAuthor(version: StoredVersion, stepId: string): string | un
   return provenance?.by === 'user' ? provenance.userId : undefined;
 }
 
+function isMember(authority: Authority, group: string, userId: string): boolean {
+  return (authority.groups[group] ?? []).includes(userId);
+}
+
 /**
- * Whether `userId` may approve `step`: a member of its required group (or someone the run was
- * escalated to), and not its author where the policy bars authors.
+ * The grant that lets `userId` approve `step` because the run was escalated to them, if any: a level
+ * that notified them grants the step's group (or every group), the step's rule does not keep it to
+ * its group, and an irreversible step needs a grant that says so. A grant that counts alone wins.
  */
+export function escalationGrantFor(
+  step: ValidatedStep,
+  userId: string,
+  authority: Authority,
+): EscalationGrant | undefined {
+  const { route } = step;
+  if (route.kind !== 'review' || route.escalatedMayApprove === false) return undefined;
+  const person = authority.escalated.find((candidate) => candidate.userId === userId);
+  if (person === undefined) return undefined;
+  const irreversible = (authority.effectOf(step.tool) ?? 'irreversible') === 'irreversible';
+  const grants = person.may.filter(
+    (grant) =>
+      (grant.approve === '*' || grant.approve.includes(route.group)) && (!irreversible || grant.irreversible),
+  );
+  return grants.find((grant) => grant.counts === 'alone') ?? grants[0];
+}
+
+/**
+ * Whether and how `userId` may approve `step`: as a member of its group, or as far as an escalation
+ * grants — never as its author where the policy bars authors, whatever the escalation says.
+ */
+export function approvalRight(
+  step: ValidatedStep,
+  version: StoredVersion,
+  userId: string,
+  authority: Authority,
+): ApprovalRight | undefined {
+  const { route } = step;
+  if (route.kind !== 'review') return undefined;
+  if (route.distinctFromAuthor && humanAuthor(version, step.id) === userId) return undefined;
+  const grant = escalationGrantFor(step, userId, authority);
+  if (grant?.counts === 'alone') return { as: 'escalated', counts: 'alone' };
+  if (isMember(authority, route.group, userId)) return { as: 'member' };
+  return grant === undefined ? undefined : { as: 'escalated', counts: grant.counts };
+}
+
+/**
+ * Whether `userId` may edit the run at all: a member of some group, or someone it was escalated to
+ * with a grant (what they may write is then the authoring rules' question).
+ */
+export function mayEdit(authority: Pick<Authority, 'groups' | 'escalated'>, userId: string): boolean {
+  return (
+    Object.values(authority.groups).some((members) => members.includes(userId)) ||
+    authority.escalated.some((person) => person.userId === userId && person.may.length > 0)
+  );
+}
+
+/** Whether `userId` may approve `step` now. */
 export function mayApproveStep(
   step: ValidatedStep,
   version: StoredVersion,
   userId: string,
   authority: Authority,
 ): boolean {
-  if (step.route.kind !== 'review') return false;
-  const inGroup =
-    (authority.groups[step.route.group] ?? []).includes(userId) || authority.escalatedTo.includes(userId);
-  if (!inGroup) return false;
-  return !(step.route.distinctFromAuthor && humanAuthor(version, step.id) === userId);
+  return approvalRight(step, version, userId, authority) !== undefined;
 }
 
-/** Users whose approval counts for `step`: distinct, eligible, bound to the step's current digest. */
+/** Whether `approval` was given to this very step: its id and its current digest. */
+export function isApprovalOf(approval: ApprovalRecord, step: Pick<ValidatedStep, 'id' | 'digest'>): boolean {
+  return approval.stepId === step.id && approval.stepDigest === step.digest;
+}
+
+/**
+ * Where one review step stands: the people whose approval counts (distinct, given to this step id at
+ * its current digest, and still entitled to approve it), and whether that is enough — N of them, or
+ * one whose escalation grant counts alone.
+ */
+export function stepApprovals(
+  step: ValidatedStep,
+  version: StoredVersion,
+  approvals: readonly ApprovalRecord[],
+  authority: Authority,
+): StepApprovals | undefined {
+  const { route } = step;
+  if (route.kind !== 'review') return undefined;
+  const approvers: string[] = [];
+  let alone = false;
+  for (const approval of approvals) {
+    if (!isApprovalOf(approval, step) || approvers.includes(approval.userId)) continue;
+    const right = approvalRight(step, version, approval.userId, authority);
+    if (right === undefined) continue;
+    approvers.push(approval.userId);
+    if (right.as === 'escalated' && right.counts === 'alone') alone = true;
+  }
+  return {
+    approvers,
+    have: approvers.length,
+    need: route.approvals,
+    satisfied: alone || approvers.length >= route.approvals,
+  };
+}
+
+/** Users whose approval counts for `step` (see `stepApprovals`). */
 export function countedApprovers(
   step: ValidatedStep,
   version: StoredVersion,
   approvals: readonly ApprovalRecord[],
   authority: Authority,
-): string[] {
-  const users = new Set<string>();
-  for (const approval of approvals) {
-    if (approval.stepDigest === step.digest && mayApproveStep(step, version, approval.userId, authority)) {
-      users.add(approval.userId);
-    }
+): readonly string[] {
+  return stepApprovals(step, version, approvals, authority)?.approvers ?? [];
+}
+
+/** Every review step's standing, by step id. */
+export function standingOf(
+  version: StoredVersion,
+  approvals: readonly ApprovalRecord[],
+  authority: Authority,
+): Record<string, StepApprovals> {
+  const standing: Record<string, StepApprovals> = {};
+  for (const step of version.plan.steps) {
+    const approved = stepApprovals(step, version, approvals, authority);
+    if (approved !== undefined) standing[step.id] = approved;
   }
-  return [...users];
+  return standing;
 }
 
 /** Review steps of the version that still lack approvals, in plan order. */
@@ -54,17 +154,15 @@ export function awaitedSteps(
 ): AwaitedStep[] {
   const awaited: AwaitedStep[] = [];
   for (const step of version.plan.steps) {
-    if (step.route.kind !== 'review') continue;
-    const approvers = countedApprovers(step, version, approvals, authority);
-    if (approvers.length < step.route.approvals) {
-      awaited.push({
-        stepId: step.id,
-        group: step.route.group,
-        have: approvers.length,
-        need: step.route.approvals,
-        approvers,
-      });
-    }
+    const approved = stepApprovals(step, version, approvals, authority);
+    if (approved === undefined || approved.satisfied || step.route.kind !== 'review') continue;
+    awaited.push({
+      stepId: step.id,
+      group: step.route.group,
+      have: approved.have,
+      need: approved.need,
+      approvers: approved.approvers,
+    });
   }
   return awaited;
 }
@@ -74,7 +172,10 @@ export function blockedSteps(version: StoredVersion): ValidatedStep[] {
   return version.plan.steps.filter((step) => step.route.kind === 'block');
 }
 
-/** Review steps `userId` may approve and has not yet approved at their current digest. */
+/**
+ * Review steps `userId` may approve (`eligible`), and of those the ones they have not yet approved
+ * under the step's id at its current digest (`fresh`): one click records one approval per fresh step.
+ */
 export function stepsToApprove(
   version: StoredVersion,
   approvals: readonly ApprovalRecord[],
@@ -83,8 +184,7 @@ export function stepsToApprove(
 ): { eligible: ValidatedStep[]; fresh: ValidatedStep[] } {
   const eligible = version.plan.steps.filter((step) => mayApproveStep(step, version, userId, authority));
   const fresh = eligible.filter(
-    (step) =>
-      !approvals.some((approval) => approval.userId === userId && approval.stepDigest === step.digest),
+    (step) => !approvals.some((approval) => approval.userId === userId && isApprovalOf(approval, step)),
   );
   return { eligible, fresh };
 }
@@ -99,10 +199,17 @@ export function explainNoAuthority(version: StoredVersion, userId: string, autho
       step.route.kind === 'review' &&
       step.route.distinctFromAuthor &&
       humanAuthor(version, step.id) === userId &&
-      ((authority.groups[step.route.group] ?? []).includes(userId) || authority.escalatedTo.includes(userId)),
+      (isMember(authority, step.route.group, userId) ||
+        escalationGrantFor(step, userId, authority) !== undefined),
   );
   if (authored.length > 0) {
     return `you wrote ${authored.map((step) => step.id).join(', ')}, and policy needs someone other than the author to approve it`;
+  }
+  const escalated = authority.escalated.find((person) => person.userId === userId);
+  if (escalated !== undefined) {
+    return escalated.may.length === 0
+      ? `this plan was escalated to you to follow up, not to approve: only members of ${groups.join(' or ')} can approve it`
+      : `your escalation does not cover these steps: only members of ${groups.join(' or ')} can approve them`;
   }
   return `only members of ${groups.join(' or ')} can approve this plan`;
 }

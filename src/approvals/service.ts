@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { CountersignConfig } from '../config/index.ts';
 import {
+  assignEditStepIds,
   type Decision,
   type DecisionStatus,
   type Diagnostic,
   diffPlans,
+  type EditedStep,
   type JsonObject,
   type Phase,
   type Provenance,
@@ -15,11 +17,20 @@ import {
 import { buildDecision } from './decision-builder.ts';
 import { createKeys, type Keys, type RunKeys } from './keys.ts';
 import { type OutcomeResult, readOutcomes, recordOutcome } from './outcomes.ts';
-import { type Authority, awaitedSteps, blockedSteps, explainNoAuthority, stepsToApprove } from './rules.ts';
+import {
+  type Authority,
+  awaitedSteps,
+  blockedSteps,
+  explainNoAuthority,
+  mayEdit,
+  stepsToApprove,
+} from './rules.ts';
+import { authorityOf, escalatedLevels, projectRun, type RunStateInput } from './run-view.ts';
 import {
   approvalEntry,
   commitLoop,
   loadRun,
+  loadStepHistory,
   loadVersion,
   RunCommit,
   type RunFields,
@@ -51,12 +62,7 @@ export interface ApprovalServiceOptions {
   readonly onError?: (error: unknown, context: string) => void;
 }
 
-/** A step as an edit submits it: existing steps keep their id, new steps may leave it out. */
-export interface EditedStep {
-  readonly id?: string;
-  readonly tool: string;
-  readonly args: JsonObject;
-}
+export type { EditedStep } from '../pipeline/index.ts';
 
 /** One attempt at a use case, plus the decision its commit seals (delivered once committed). */
 interface Attempt<R> extends StoreAttempt<R> {
@@ -139,7 +145,14 @@ export class ApprovalService {
       const provenance: Record<string, Provenance> = Object.fromEntries(
         plan.steps.map((step) => [step.id, { by: 'agent', version: 1 } satisfies Provenance]),
       );
-      const version: StoredVersion = { version: 1, plan, provenance, createdBy: 'agent', createdAt: now };
+      const version: StoredVersion = {
+        version: 1,
+        plan,
+        provenance,
+        createdBy: 'agent',
+        createdAt: now,
+        stepHistory: Object.fromEntries(plan.steps.map((step) => [step.id, step.digest])),
+      };
       commit
         .set(keys.version(1), JSON.stringify(version))
         .run({ ...base, version: 1, expires_at: Date.parse(plan.expiresAt), plan_digest: plan.digest })
@@ -212,6 +225,7 @@ export class ApprovalService {
         );
       }
       const added: ApprovalRecord[] = fresh.map((step) => ({
+        stepId: step.id,
         stepDigest: step.digest,
         userId: input.userId,
         version: state.current.version,
@@ -226,7 +240,7 @@ export class ApprovalService {
             type: 'approval',
             userId: input.userId,
             version: state.current.version,
-            stepDigests: added.map((a) => a.stepDigest),
+            steps: added.map((a) => ({ id: a.stepId, digest: a.stepDigest })),
           },
           now,
           state.current.plan.digest,
@@ -358,7 +372,7 @@ export class ApprovalService {
     editorId: string;
     steps: readonly EditedStep[];
   }): Promise<UseCaseResult> {
-    return this.transact<UseCaseResult>(input.runId, (snapshot, now) => {
+    return this.transact<UseCaseResult>(input.runId, async (snapshot, now) => {
       const gate = this.gate(
         snapshot,
         { ...input, version: input.baseVersion, userId: input.editorId },
@@ -368,10 +382,7 @@ export class ApprovalService {
       if ('result' in gate) return gate;
       const { state, commit } = gate;
       const authority = this.authority(state.fields);
-      const inAnyGroup =
-        Object.values(this.config.groups).some((members) => members.includes(input.editorId)) ||
-        authority.escalatedTo.includes(input.editorId);
-      if (!inAnyGroup) {
+      if (!mayEdit(authority, input.editorId)) {
         return this.refuse(
           commit,
           state,
@@ -383,7 +394,10 @@ export class ApprovalService {
         );
       }
       const base = state.current.plan;
-      const candidate = { ...envelopeOf(base), steps: withFreshIds(base, input.steps) };
+      const keys = this.keys.forRun(input.runId);
+      const history = await loadStepHistory(this.redis, keys, state.current);
+      const baseIds = new Set(base.steps.map((step) => step.id));
+      const candidate = { ...envelopeOf(base), steps: assignEditStepIds(baseIds, history, input.steps) };
       const validated = validate(candidate, {
         config: this.config.pipeline,
         now,
@@ -414,6 +428,7 @@ export class ApprovalService {
           ];
         }),
       );
+      for (const step of plan.steps) history[step.id] = step.digest;
       const version: StoredVersion = {
         version: versionNumber,
         plan,
@@ -421,8 +436,8 @@ export class ApprovalService {
         createdBy: input.editorId,
         createdAt: now,
         baseVersion: state.current.version,
+        stepHistory: history,
       };
-      const keys = this.keys.forRun(input.runId);
       commit
         .set(keys.version(versionNumber), JSON.stringify(version))
         .run({ version: versionNumber, plan_digest: plan.digest, recheck_problem: '' })
@@ -510,10 +525,15 @@ export class ApprovalService {
       const state = this.stateOf(snapshot);
       if (now >= state.fields.expiresAt) return this.expireNow(snapshot, now);
       const escalatedTo = [...new Set([...state.fields.escalatedTo, ...input.notified])];
+      const levels = { ...escalatedLevels(this.config, state.fields) };
+      for (const userId of input.notified) {
+        levels[userId] = [...new Set([...(levels[userId] ?? []), input.level])].sort((a, b) => a - b);
+      }
       const commit = new RunCommit(this.keys.forRun(input.runId), snapshot)
         .run({
           escalation_level: Math.max(input.level, state.fields.escalationLevel),
           escalated_to: escalatedTo,
+          escalated_levels: levels,
           escalated_at: now,
         })
         .journal(
@@ -527,6 +547,7 @@ export class ApprovalService {
           ...state.fields,
           escalationLevel: Math.max(input.level, state.fields.escalationLevel),
           escalatedTo,
+          escalatedLevels: levels,
           escalatedAt: now,
         },
       };
@@ -938,7 +959,7 @@ export class ApprovalService {
   }
 
   private authority(fields: RunFields): Authority {
-    return { groups: this.config.groups, escalatedTo: fields.escalatedTo };
+    return authorityOf(this.config, fields);
   }
 
   private initialFields(
@@ -978,34 +999,8 @@ export class ApprovalService {
     return this.viewOf(state.runId, state);
   }
 
-  private viewOf(
-    runId: string,
-    state: { fields: RunFields; current: StoredVersion; approvals: readonly ApprovalRecord[] },
-  ): RunView {
-    const { fields } = state;
-    return {
-      runId,
-      agent: fields.agent,
-      status: fields.status,
-      version: state.current.version,
-      current: state.current,
-      approvals: state.approvals,
-      awaiting:
-        fields.status === 'pending'
-          ? awaitedSteps(state.current, state.approvals, this.authority(fields))
-          : [],
-      blocked: blockedSteps(state.current),
-      ...(fields.decidedBy === undefined ? {} : { decidedBy: fields.decidedBy }),
-      ...(fields.decidedAt === undefined ? {} : { decidedAt: fields.decidedAt }),
-      ...(fields.reason === undefined ? {} : { reason: fields.reason }),
-      ...(fields.recheckProblem === undefined || fields.status !== 'pending'
-        ? {}
-        : { recheckProblem: fields.recheckProblem }),
-      escalationLevel: fields.escalationLevel,
-      escalatedTo: fields.escalatedTo,
-      ...(fields.escalatedAt === undefined ? {} : { escalatedAt: fields.escalatedAt }),
-      createdAt: fields.createdAt,
-    };
+  private viewOf(runId: string, state: RunStateInput): RunView {
+    return projectRun(this.config, runId, state);
   }
 }
 
@@ -1026,28 +1021,6 @@ export function envelopeOf(plan: ValidatedPlan) {
     expiresAt: plan.expiresAt,
     steps: plan.steps.map((step) => ({ id: step.id, tool: step.tool, args: step.args })),
   };
-}
-
-/**
- * Gives new steps ids never used in the base plan, so an added step can't be mistaken for a changed
- * one just because it took a removed step's id.
- */
-function withFreshIds(
-  base: ValidatedPlan,
-  steps: readonly EditedStep[],
-): { id: string; tool: string; args: JsonObject }[] {
-  const used = new Set([
-    ...base.steps.map((step) => step.id),
-    ...steps.flatMap((step) => (step.id ? [step.id] : [])),
-  ]);
-  let next = Math.max(0, ...[...used].map((id) => Number(/^s(\d+)$/.exec(id)?.[1] ?? 0))) + 1;
-  return steps.map((step) => {
-    if (step.id !== undefined) return { id: step.id, tool: step.tool, args: step.args };
-    while (used.has(`s${next}`)) next++;
-    const id = `s${next}`;
-    used.add(id);
-    return { id, tool: step.tool, args: step.args };
-  });
 }
 
 /** What the journal's `validated` record keeps of a plan (the plan is in its version document). */

@@ -19,6 +19,11 @@ export interface RunFields {
   readonly recheckProblem?: string;
   readonly escalationLevel: number;
   readonly escalatedTo: readonly string[];
+  /**
+   * user → the levels that notified them. Absent on runs escalated before it was recorded: the levels
+   * are then read from today's config (see `escalatedPeople`).
+   */
+  readonly escalatedLevels?: Readonly<Record<string, readonly number[]>>;
   /** When the latest escalation level fired (ms). */
   readonly escalatedAt?: number;
   readonly journalSeq: number;
@@ -57,12 +62,65 @@ export async function loadRun(redis: Redis, keys: RunKeys): Promise<RunSnapshot>
   const versionText = await redis.get(keys.version(fields.version));
   if (versionText === null)
     throw new Error(`run hash ${keys.run} names version ${fields.version}, which is missing`);
+  const stored = Object.values(approvalHash).map((text) => JSON.parse(text) as StoredApproval);
   return {
     rev: hash.rev,
     fields,
     current: JSON.parse(versionText) as StoredVersion,
-    approvals: Object.values(approvalHash).map((text) => JSON.parse(text) as ApprovalRecord),
+    approvals: stored.every(isBound) ? stored : await bindLegacyApprovals(redis, keys, stored),
   };
+}
+
+/** An approval as stored: records written before approvals were bound to step ids have no `stepId`. */
+type StoredApproval = Omit<ApprovalRecord, 'stepId'> & { readonly stepId?: string };
+
+function isBound(approval: StoredApproval): approval is ApprovalRecord {
+  return approval.stepId !== undefined;
+}
+
+/**
+ * Reads approvals stored before they were bound to step ids (no migration needed): such a record was
+ * written by one click on version `v`, which approved every step of `v` the person could approve, so
+ * it stands for the steps of `v` that had its digest — never for a step added later with the same bytes.
+ */
+async function bindLegacyApprovals(
+  redis: Redis,
+  keys: RunKeys,
+  stored: readonly StoredApproval[],
+): Promise<ApprovalRecord[]> {
+  const versions = new Map<number, StoredVersion | undefined>();
+  const bound: ApprovalRecord[] = [];
+  for (const approval of stored) {
+    if (isBound(approval)) {
+      bound.push(approval);
+      continue;
+    }
+    if (!versions.has(approval.version)) {
+      versions.set(approval.version, await loadVersion(redis, keys, approval.version));
+    }
+    for (const step of versions.get(approval.version)?.plan.steps ?? []) {
+      if (step.digest === approval.stepDigest) bound.push({ ...approval, stepId: step.id });
+    }
+  }
+  return bound;
+}
+
+/**
+ * Every step id used in the run up to `current`, with the digest it last had: kept on each version,
+ * or for versions stored before that, read back from the versions themselves.
+ */
+export async function loadStepHistory(
+  redis: Redis,
+  keys: RunKeys,
+  current: StoredVersion,
+): Promise<Record<string, string>> {
+  if (current.stepHistory !== undefined) return { ...current.stepHistory };
+  const history: Record<string, string> = {};
+  for (let n = 1; n < current.version; n++) {
+    for (const step of (await loadVersion(redis, keys, n))?.plan.steps ?? []) history[step.id] = step.digest;
+  }
+  for (const step of current.plan.steps) history[step.id] = step.digest;
+  return history;
 }
 
 /** Reads one stored version (versions are immutable once written). */
@@ -95,6 +153,9 @@ function parseFields(hash: Record<string, string>): RunFields {
     ...(recheckProblem === undefined ? {} : { recheckProblem }),
     escalationLevel: Number(hash.escalation_level ?? 0),
     escalatedTo: JSON.parse(hash.escalated_to ?? '[]') as string[],
+    ...(hash.escalated_levels === undefined
+      ? {}
+      : { escalatedLevels: JSON.parse(hash.escalated_levels) as Record<string, number[]> }),
     ...(escalatedAt === undefined ? {} : { escalatedAt }),
     journalSeq: Number(hash.journal_seq ?? 0),
     journalHead: hash.journal_head ?? '',
@@ -117,6 +178,7 @@ export interface RunFieldUpdate {
   recheck_problem?: string;
   escalation_level?: number;
   escalated_to?: readonly string[];
+  escalated_levels?: Readonly<Record<string, readonly number[]>>;
   escalated_at?: number;
   plan_digest?: string;
   submission_digest?: string;
@@ -215,9 +277,14 @@ export class RunCommit {
   }
 }
 
-/** Serializes an approval for the approvals hash; the field is `<stepDigest>|<userId>`. */
+/**
+ * Serializes an approval for the approvals hash; the field is `<stepId>|<stepDigest>|<userId>` (step
+ * ids never contain `|`), so one person's approvals of two identical steps are two entries.
+ */
 export function approvalEntry(approval: ApprovalRecord): Record<string, string> {
-  return { [`${approval.stepDigest}|${approval.userId}`]: JSON.stringify(approval) };
+  return {
+    [`${approval.stepId}|${approval.stepDigest}|${approval.userId}`]: JSON.stringify(approval),
+  };
 }
 
 /** What one attempt at a transition decided: the writes (if any) and the answer. */

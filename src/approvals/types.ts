@@ -1,3 +1,4 @@
+import type { EscalationGrant } from '../config/define-config.ts';
 import type {
   Decision,
   Diagnostic,
@@ -24,10 +25,19 @@ export interface StoredVersion {
   readonly createdAt: number;
   /** The version this one was derived from (edits only). */
   readonly baseVersion?: number;
+  /**
+   * Every step id used in the run up to this version, with the digest it last had. New steps never get
+   * one of these ids. Absent in versions stored before it was kept (read back from the versions).
+   */
+  readonly stepHistory?: Readonly<Record<string, string>>;
 }
 
-/** One person's approval, bound to the digest of the step they approved. */
+/**
+ * One person's approval of one step: bound to the step's id and the digest of its canonical JSON.
+ * It counts for a later version only where a step keeps both.
+ */
 export interface ApprovalRecord {
+  readonly stepId: string;
   readonly stepDigest: string;
   readonly userId: string;
   /** The version whose card they clicked. */
@@ -41,8 +51,27 @@ export interface AwaitedStep {
   readonly group: string;
   readonly have: number;
   readonly need: number;
-  /** Users who have approved this step's current digest. */
+  /** Users whose approval counts for this step (its id at its current digest). */
   readonly approvers: readonly string[];
+}
+
+/** Where one review step stands with its approvers. */
+export interface StepApprovals {
+  /** Users whose approval counts: given to this step id at its current digest, and entitled to it. */
+  readonly approvers: readonly string[];
+  readonly have: number;
+  readonly need: number;
+  /** Enough approvals: `need` of them, or one whose escalation grant counts alone. */
+  readonly satisfied: boolean;
+}
+
+/** Someone a run was escalated to, and what that lets them do. */
+export interface EscalatedPerson {
+  readonly userId: string;
+  /** The escalation levels that notified them (1-based). */
+  readonly levels: readonly number[];
+  /** What those levels grant (today's config); empty: they were told, and may do nothing more. */
+  readonly may: readonly EscalationGrant[];
 }
 
 /** A run as the rest of the system reads it (current version only). */
@@ -53,7 +82,9 @@ export interface RunView {
   readonly version: number;
   readonly current: StoredVersion;
   readonly approvals: readonly ApprovalRecord[];
-  /** Review steps still short of approvals (empty once approved). */
+  /** Each review step of the current version, by step id: whose approvals count, and whether enough. */
+  readonly standing: Readonly<Record<string, StepApprovals>>;
+  /** Review steps still short of approvals (empty once decided). */
   readonly awaiting: readonly AwaitedStep[];
   /** Steps whose route is `block`: the run cannot be approved while they are present. */
   readonly blocked: readonly ValidatedStep[];
@@ -66,8 +97,12 @@ export interface RunView {
    * that moment, failed (an invoice paid meanwhile, a tightened policy). Cleared by a new version.
    */
   readonly recheckProblem?: string;
-  /** People the run was escalated to (they may act on it like its approvers). */
+  /** People the run was escalated to. */
   readonly escalatedTo: readonly string[];
+  /** The same people, with what their escalation lets them do. */
+  readonly escalated: readonly EscalatedPerson[];
+  /** Every step id the run has used: an added step never gets one of these. */
+  readonly usedStepIds: readonly string[];
   /** When the latest escalation level fired (ms since epoch). */
   readonly escalatedAt?: number;
   readonly createdAt: number;
@@ -159,7 +194,10 @@ export type JournalEvent =
       readonly type: 'approval';
       readonly userId: string;
       readonly version: number;
-      readonly stepDigests: readonly string[];
+      /** The steps approved, each by id and the digest it had. */
+      readonly steps?: readonly { readonly id: string; readonly digest: string }[];
+      /** Records written before approvals were bound to step ids carry digests only. */
+      readonly stepDigests?: readonly string[];
     }
   | { readonly type: 'approved'; readonly version: number; readonly planDigest: string; readonly by: string }
   | { readonly type: 'rejected'; readonly version: number; readonly userId: string; readonly reason: string }

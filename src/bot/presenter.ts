@@ -6,7 +6,7 @@ import {
   type EscalationStepLabel,
 } from '../../views/index.ts';
 import type { ApprovalService, RunView, StoredVersion, UseCaseResult } from '../approvals/index.ts';
-import type { CountersignConfig } from '../config/index.ts';
+import type { CountersignConfig, EscalationGrant } from '../config/index.ts';
 import { diffPlans } from '../pipeline/index.ts';
 import {
   type ChainStep,
@@ -101,7 +101,6 @@ export class Presenter {
     const message = buildApprovalCard({
       run,
       config: this.deps.config,
-      escalatedTo: run.escalatedTo,
       outcomes,
       ...this.time(),
     });
@@ -165,7 +164,13 @@ export class Presenter {
   private escalationTarget(
     agent: string,
     key: Pick<EscalationMessageKey, 'level' | 'repeat'>,
-  ): { label: EscalationStepLabel; notified: readonly string[]; group?: string; channel?: string } {
+  ): {
+    label: EscalationStepLabel;
+    notified: readonly string[];
+    group?: string;
+    channel?: string;
+    may?: EscalationGrant;
+  } {
     if (key.level === undefined) {
       const channel = this.deps.config.agents[agent]?.channel;
       return { label: { kind: 'reminder' }, notified: [], ...(channel === undefined ? {} : { channel }) };
@@ -176,6 +181,7 @@ export class Presenter {
       notified: level?.notify ?? [],
       ...(level?.group === undefined ? {} : { group: level.group }),
       ...(level?.channel === undefined ? {} : { channel: level.channel }),
+      ...(level?.may === undefined ? {} : { may: level.may }),
     };
   }
 
@@ -191,6 +197,7 @@ export class Presenter {
       step: target.label,
       notified: target.notified,
       ...(target.group === undefined ? {} : { group: target.group }),
+      ...(target.may === undefined ? {} : { may: target.may }),
       ...(cardChannel === undefined ? {} : { cardChannel }),
       config: this.deps.config,
       ...this.time(),

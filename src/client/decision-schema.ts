@@ -23,6 +23,12 @@ const decisionSchema = z.looseObject({
           digest: z.string(),
           route: z.enum(['auto', 'review', 'block']),
           approvals: z.array(z.looseObject({ userId: z.string(), at: z.string() })),
+          provenance: z.looseObject({
+            by: z.enum(['agent', 'user']),
+            userId: z.string().nullable(),
+            version: z.number(),
+            change: z.enum(['added', 'changed']).nullable(),
+          }),
         }),
       ),
     })

@@ -8,5 +8,5 @@ export {
   type WaitOptions,
 } from './agent-client.ts';
 export * from './errors.ts';
-export { buildPlanText, DEFAULT_EXPIRES_IN, type PlanStepInput, type SubmitInput } from './plan-input.ts';
+export { buildPlanText, type PlanStepInput, type SubmitInput } from './plan-input.ts';
 export { createRunIdGenerator } from './run-id.ts';

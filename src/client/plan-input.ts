@@ -4,11 +4,9 @@
  * (safe integers only, no -0, no undefined, depth and length limits). Tools, arguments and policy are
  * the server's to judge: the client does not know the config.
  */
-import { parseDuration } from '../config/duration.ts';
 import {
   DEFAULT_LIMITS,
   type Diagnostic,
-  describeValue,
   diagnostic,
   type JsonObject,
   type PlanLimits,
@@ -30,7 +28,11 @@ export interface SubmitInput {
   /** Facts the tools' hooks may cross-reference (e.g. `{ ticket_id: '74991' }`). */
   readonly context?: Readonly<Record<string, unknown>>;
   readonly steps: readonly PlanStepInput[];
-  /** How long the plan stays open, e.g. `'2h'` (default `'24h'`; the server caps it). */
+  /**
+   * How long the plan stays open, e.g. `'2h'`, counted from when the server receives it. Default: the
+   * agent's or the server's configured default (`agents.<name>.expiresIn`, `defaults.expiresIn`); the
+   * server caps it at `defaults.maxExpiresIn`.
+   */
   readonly expiresIn?: string;
   /** An absolute expiry instead of `expiresIn`. */
   readonly expiresAt?: string | Date;
@@ -42,7 +44,9 @@ export interface PlanEnvelopeInput {
   readonly agent: string;
   readonly summary?: string;
   readonly context?: JsonObject;
-  readonly expiresAt: string;
+  /** Absent with `expiresIn` or when the server's default applies. */
+  readonly expiresAt?: string;
+  readonly expiresIn?: string;
   readonly steps: readonly { readonly id?: string; readonly tool: string; readonly args: JsonObject }[];
 }
 
@@ -50,9 +54,8 @@ export type PlanTextResult =
   | { readonly ok: true; readonly envelope: PlanEnvelopeInput; readonly text: string }
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
 
-export const DEFAULT_EXPIRES_IN = '24h';
-
-const EXPIRES_IN_EXPECTED = `a duration like '2h' or '30m'`;
+/** Only for checking a plan locally: the server applies its own default to a plan that gives none. */
+const CHECK_DEFAULT_MS = 24 * 3_600_000;
 
 /**
  * Checks a submission locally and builds the envelope text that will be signed. Pure: the run id and
@@ -73,46 +76,39 @@ export function buildPlanText(
   },
 ): PlanTextResult {
   const diagnostics: Diagnostic[] = [];
-  const expiresAt = expiryOf(input, options.now, diagnostics);
-  if (expiresAt === undefined) return { ok: false, diagnostics };
+  const expiry = expiryOf(input, options.now, diagnostics);
+  if (expiry === undefined) return { ok: false, diagnostics };
   const { runId: _runId, expiresIn: _expiresIn, expiresAt: _expiresAt, ...plan } = input;
-  const envelope = { runId: options.runId, agent: options.agent, ...plan, expiresAt };
-  const parsed = parseEnvelope(envelope, options.limits ?? DEFAULT_LIMITS);
+  const envelope = { runId: options.runId, agent: options.agent, ...plan, ...expiry };
+  const parsed = parseEnvelope(envelope, options.limits ?? DEFAULT_LIMITS, {
+    now: options.now,
+    defaultMs: () => CHECK_DEFAULT_MS,
+  });
   if (!parsed.ok) return { ok: false, diagnostics: parsed.diagnostics };
   // Sent as given (ids the agent left out are assigned by the server, the same way).
   return { ok: true, envelope: envelope as PlanEnvelopeInput, text: JSON.stringify(envelope) };
 }
 
-/** `expiresAt` as whole-second ISO UTC, or undefined after recording why not. */
+/**
+ * What the envelope says about expiry: `expiresIn` as given (the server counts it from when it
+ * receives the plan), `expiresAt` as whole-second ISO UTC, or nothing (the server's default).
+ * Undefined after recording why neither can be sent.
+ */
 function expiryOf(
   input: { expiresIn?: string | undefined; expiresAt?: string | Date | undefined },
   now: number,
   diagnostics: Diagnostic[],
-): string | undefined {
-  if (input.expiresIn !== undefined && input.expiresAt !== undefined) {
+): { expiresAt?: string; expiresIn?: string } | undefined {
+  if (input.expiresAt === undefined) {
+    return input.expiresIn === undefined ? {} : { expiresIn: input.expiresIn };
+  }
+  if (input.expiresIn !== undefined) {
     diagnostics.push(
       diagnostic('parse', 'invalid_field', 'give expiresIn or expiresAt, not both', { path: ['expiresAt'] }),
     );
     return undefined;
   }
-  let at: number;
-  if (input.expiresAt !== undefined) {
-    at = typeof input.expiresAt === 'string' ? Date.parse(input.expiresAt) : input.expiresAt.getTime();
-  } else {
-    const ms = parseDuration(input.expiresIn ?? DEFAULT_EXPIRES_IN);
-    if (ms === undefined || ms === 0) {
-      diagnostics.push(
-        diagnostic(
-          'parse',
-          'invalid_field',
-          `expiresIn must be ${EXPIRES_IN_EXPECTED}, got ${describeValue(input.expiresIn)}`,
-          { path: ['expiresIn'] },
-        ),
-      );
-      return undefined;
-    }
-    at = now + ms;
-  }
+  const at = typeof input.expiresAt === 'string' ? Date.parse(input.expiresAt) : input.expiresAt.getTime();
   if (!Number.isFinite(at) || at <= now) {
     diagnostics.push(
       diagnostic('parse', 'invalid_field', 'the plan would expire before it is sent', {
@@ -122,5 +118,5 @@ function expiryOf(
     return undefined;
   }
   // Whole seconds: the instant is shown on the card and is part of the plan digest.
-  return new Date(Math.ceil(at / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  return { expiresAt: new Date(Math.ceil(at / 1000) * 1000).toISOString().replace('.000Z', 'Z') };
 }

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../pipeline/canonical-json.ts';
 import { DEFAULT_LIMITS, type PipelineConfig, type PlanLimits } from '../pipeline/context.ts';
+import { parseDuration } from '../pipeline/duration.ts';
 import { fieldRegistry } from '../pipeline/fields.ts';
+import type { JsonValue } from '../pipeline/json.ts';
 import { ID_PATTERN } from '../pipeline/phases/parse.ts';
 import { type PolicyRule, ruleName } from '../pipeline/policy.ts';
 import type { ToolDefinition } from '../pipeline/tool.ts';
-import { parseDuration } from './duration.ts';
 
 /** A secret given inline (tests, local demo) or read from an environment variable at start. */
 export type SecretSource = string | { readonly env: string };
@@ -17,6 +18,24 @@ export interface AgentInput {
   readonly channel: string;
   /** Shared HMAC secret: submissions are signed with it, decisions carry a receipt signed with it. */
   readonly secret: SecretSource;
+  /** How long this agent's plans stay open when a submission does not say (default `defaults.expiresIn`). */
+  readonly expiresIn?: string;
+}
+
+/**
+ * What the people an escalation level notifies may do on the run, beyond their own groups' rights.
+ * Without `may`, a level only notifies: being escalated to grants nothing.
+ */
+export interface EscalationGrantInput {
+  /** They may approve steps whose approver group is one of these (`'*'`: any group). */
+  readonly approve: '*' | readonly string[];
+  /**
+   * How one of their approvals counts: `'member'` (default) as one of the N approvals the step's
+   * group must give; `'alone'` as enough for the step by itself.
+   */
+  readonly counts?: 'member' | 'alone';
+  /** Whether that includes steps of irreversible tools (default false: never unless granted). */
+  readonly irreversible?: boolean;
 }
 
 export interface EscalationLevelInput {
@@ -26,6 +45,8 @@ export interface EscalationLevelInput {
   readonly notify: string | readonly string[];
   /** Also post in this channel. */
   readonly channel?: string;
+  /** What the notified people may do on the run (default: nothing, they are only told). */
+  readonly may?: EscalationGrantInput;
 }
 
 export interface EscalationInput {
@@ -59,6 +80,13 @@ export interface ConfigInput {
   readonly defaults?: DefaultsInput;
 }
 
+/** An escalation level's grant, resolved (see `EscalationGrantInput`). */
+export interface EscalationGrant {
+  readonly approve: '*' | readonly string[];
+  readonly counts: 'member' | 'alone';
+  readonly irreversible: boolean;
+}
+
 export interface EscalationLevel {
   readonly afterMs: number;
   /** Resolved Slack user ids. */
@@ -66,6 +94,8 @@ export interface EscalationLevel {
   /** The group name when `notify` named one, for messages. */
   readonly group?: string;
   readonly channel?: string;
+  /** What the notified people may do; absent: nothing beyond their own groups' rights. */
+  readonly may?: EscalationGrant;
 }
 
 export interface EscalationPolicy {
@@ -82,6 +112,8 @@ export interface CountersignConfig {
   readonly escalation: Readonly<Record<string, EscalationPolicy>>;
   readonly defaults: {
     readonly expiresInMs: number;
+    /** Per agent, where the agent sets its own default (`agents.<name>.expiresIn`). */
+    readonly agentExpiresInMs: Readonly<Record<string, number>>;
     readonly maxExpiresInMs: number;
     readonly uncertainAfterMs: number;
   };
@@ -117,6 +149,7 @@ const shape = z.strictObject({
         z.string().min(16, 'must be at least 16 characters'),
         z.strictObject({ env: z.string().min(1) }),
       ]),
+      expiresIn: durationText.optional(),
     }),
   ),
   groups: z.record(
@@ -132,6 +165,7 @@ const shape = z.strictObject({
       approvers: z.string().optional(),
       approvals: z.int().min(1).optional(),
       distinctFromAuthor: z.boolean().optional(),
+      escalatedMayApprove: z.boolean().optional(),
       reason: z.string().optional(),
     }),
   ),
@@ -146,6 +180,13 @@ const shape = z.strictObject({
               after: durationText,
               notify: z.union([z.string(), z.array(slackId).min(1)]),
               channel: slackId.optional(),
+              may: z
+                .strictObject({
+                  approve: z.union([z.literal('*'), z.array(z.string()).min(1)]),
+                  counts: z.enum(['member', 'alone']).optional(),
+                  irreversible: z.boolean().optional(),
+                })
+                .optional(),
             }),
           )
           .min(1),
@@ -242,8 +283,13 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
           );
         }
       }
-    } else if (policyRule.approvers !== undefined || policyRule.approvals !== undefined) {
-      problems.push(`${where}: approvers/approvals only apply to route 'review'`);
+    } else {
+      if (policyRule.approvers !== undefined || policyRule.approvals !== undefined) {
+        problems.push(`${where}: approvers/approvals only apply to route 'review'`);
+      }
+      if (policyRule.escalatedMayApprove !== undefined) {
+        problems.push(`${where}: escalatedMayApprove only applies to route 'review'`);
+      }
     }
   });
   for (const [group, tools] of Object.entries(input.authoring)) {
@@ -271,6 +317,13 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
   if (defaults.expiresInMs > defaults.maxExpiresInMs) {
     problems.push('defaults: expiresIn is longer than maxExpiresIn');
   }
+  const agentExpiresInMs: Record<string, number> = {};
+  for (const [agent, spec] of Object.entries(input.agents)) {
+    if (spec.expiresIn === undefined) continue;
+    const ms = duration(`agents.${agent}.expiresIn`, spec.expiresIn, '');
+    if (ms > defaults.maxExpiresInMs) problems.push(`agents.${agent}.expiresIn: is longer than maxExpiresIn`);
+    agentExpiresInMs[agent] = ms;
+  }
 
   const escalation: Record<string, EscalationPolicy> = {};
   for (const [agent, spec] of Object.entries(input.escalation ?? {})) {
@@ -282,23 +335,26 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
       if (afterMs > 0 && afterMs <= previous)
         problems.push(`${where}.levels[${index}]: must come after the level before it`);
       previous = afterMs;
+      const may = level.may && {
+        approve: level.may.approve === '*' ? ('*' as const) : [...level.may.approve],
+        counts: level.may.counts ?? 'member',
+        irreversible: level.may.irreversible ?? false,
+      };
+      if (may !== undefined && may.approve !== '*') {
+        for (const group of may.approve) knownGroup(`${where}.levels[${index}].may.approve`, group);
+      }
+      const rest = {
+        ...(level.channel === undefined ? {} : { channel: level.channel }),
+        ...(may === undefined ? {} : { may }),
+      };
       if (typeof level.notify === 'string') {
         knownGroup(`${where}.levels[${index}].notify`, level.notify);
         if (input.groups[level.notify]?.length === 0) {
           problems.push(`${where}.levels[${index}].notify: group ${level.notify} has no members to notify`);
         }
-        return {
-          afterMs,
-          notify: input.groups[level.notify] ?? [],
-          group: level.notify,
-          ...(level.channel === undefined ? {} : { channel: level.channel }),
-        };
+        return { afterMs, notify: input.groups[level.notify] ?? [], group: level.notify, ...rest };
       }
-      return {
-        afterMs,
-        notify: level.notify,
-        ...(level.channel === undefined ? {} : { channel: level.channel }),
-      };
+      return { afterMs, notify: level.notify, ...rest };
     });
     const firstAfter = levels[0]?.afterMs ?? 0;
     const reminderAfterMs = spec.reminder && duration(`${where}.reminder.after`, spec.reminder.after, '');
@@ -340,13 +396,15 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
     authoring,
     limits: { ...DEFAULT_LIMITS, ...input.defaults?.limits },
     maxExpiresInMs: defaults.maxExpiresInMs,
+    defaultExpiresInMs: defaults.expiresInMs,
+    agentExpiresInMs,
   };
   return {
     pipeline,
     agents: input.agents,
     groups: input.groups,
     escalation,
-    defaults,
+    defaults: { ...defaults, agentExpiresInMs },
     digest: configDigest(input),
   };
 }
@@ -373,7 +431,12 @@ function configDigest(input: ConfigInput): string {
         approvers: policyRule.approvers ?? null,
         approvals: policyRule.approvals ?? 1,
         distinctFromAuthor: policyRule.distinctFromAuthor ?? false,
+        // Only when set: configs that do not use it keep the digest they had.
+        ...(policyRule.escalatedMayApprove === false ? { escalatedMayApprove: false } : {}),
       })),
+      // What an escalation lets people approve decides approvals as much as the groups do; a level that
+      // only notifies decides nothing, and leaves the digest as it was.
+      ...escalationGrantsDigestPart(input.escalation),
       authoring: Object.fromEntries(
         Object.entries(input.authoring).map(([group, tools]) => [group, tools === '*' ? '*' : [...tools]]),
       ),
@@ -391,4 +454,25 @@ export function resolveSecret(
 ): string | undefined {
   const secret = typeof source === 'string' ? source : env[source.env];
   return secret === '' ? undefined : secret;
+}
+
+/** The escalation grants, for the config digest: `{}` when no level grants anything. */
+function escalationGrantsDigestPart(escalation: ConfigInput['escalation']): { escalation?: JsonValue } {
+  const grants = Object.entries(escalation ?? {}).flatMap(([agent, spec]) =>
+    spec.levels.flatMap((level, index) =>
+      level.may === undefined
+        ? []
+        : [
+            {
+              agent,
+              level: index + 1,
+              notify: typeof level.notify === 'string' ? level.notify : [...level.notify],
+              approve: level.may.approve === '*' ? '*' : [...level.may.approve],
+              counts: level.may.counts ?? 'member',
+              irreversible: level.may.irreversible ?? false,
+            },
+          ],
+    ),
+  );
+  return grants.length === 0 ? {} : { escalation: grants };
 }

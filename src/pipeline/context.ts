@@ -33,6 +33,10 @@ export interface PipelineConfig {
   readonly limits: PlanLimits;
   /** The latest `expiresAt` an agent may ask for, relative to submission. */
   readonly maxExpiresInMs: number;
+  /** How long a plan stays open when it does not say (`defaults.expiresIn`). */
+  readonly defaultExpiresInMs: number;
+  /** Per agent, where the agent's config sets its own default (`agents.<name>.expiresIn`). */
+  readonly agentExpiresInMs: Readonly<Record<string, number>>;
 }
 
 /** An edit: the editor and the version the candidate plan was derived from. */

@@ -13,6 +13,17 @@ export interface StepApproval {
   readonly at: string;
 }
 
+/** Who wrote a step as decided: the agent, or a person who added or changed it in an edit. */
+export interface DecisionProvenance {
+  readonly by: 'agent' | 'user';
+  /** The Slack user who added or changed the step; null for the agent's own steps. */
+  readonly userId: string | null;
+  /** The version in which the step took the form decided on. */
+  readonly version: number;
+  /** For a person's step: whether they added it or changed one of the agent's (null when not known). */
+  readonly change: 'added' | 'changed' | null;
+}
+
 export interface DecisionStep {
   readonly id: string;
   readonly tool: string;
@@ -20,7 +31,9 @@ export interface DecisionStep {
   /** The step digest that was approved; the executor recomputes it before the effect. */
   readonly digest: string;
   readonly route: 'auto' | 'review' | 'block';
+  /** The approvals that counted for this step: given to its id at this digest, oldest first. */
   readonly approvals: readonly StepApproval[];
+  readonly provenance: DecisionProvenance;
 }
 
 /** The plan version a decision is about, exactly as it was approved. */
@@ -76,7 +89,13 @@ export function verifyReceipt(decision: Decision, secret: string): boolean {
 }
 
 export type StepVerification =
-  | { readonly ok: true }
+  | {
+      readonly ok: true;
+      /** The step as approved. */
+      readonly step: DecisionStep;
+      /** Who wrote it: an executor can tell a person's step from the model's before running it. */
+      readonly provenance: DecisionProvenance;
+    }
   | {
       readonly ok: false;
       readonly reason:
@@ -140,5 +159,5 @@ export function verifyDecisionStep(
       message: `step ${step.id} is not what was approved (digest ${digest.slice(0, 12)}… ≠ ${approved.digest.slice(0, 12)}…)`,
     };
   }
-  return { ok: true };
+  return { ok: true, step: approved, provenance: approved.provenance };
 }

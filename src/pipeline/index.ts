@@ -5,6 +5,7 @@ export * from './decision.ts';
 export * from './diagnostics.ts';
 export * from './diff.ts';
 export * from './digest.ts';
+export * from './edit-ids.ts';
 export * from './fields.ts';
 export * from './json.ts';
 export * from './json-path.ts';

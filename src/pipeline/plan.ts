@@ -30,6 +30,8 @@ export type Route =
       readonly approvals: number;
       /** Whether the step's human author is barred from approving it. */
       readonly distinctFromAuthor: boolean;
+      /** False: people the run was escalated to may not approve it (absent means they may, as granted). */
+      readonly escalatedMayApprove?: false;
     }
   | { readonly kind: 'block'; readonly rule: string; readonly reason: string };
 

@@ -27,6 +27,11 @@ export interface PolicyRule {
   readonly approvals?: number;
   /** Bar the step's human author from approving it (default false). */
   readonly distinctFromAuthor?: boolean;
+  /**
+   * Whether people a run was escalated to may approve this rule's steps, as far as their escalation
+   * level grants (default true). False keeps these steps to members of `approvers` only.
+   */
+  readonly escalatedMayApprove?: boolean;
   /** Why the step is blocked (for `block`). */
   readonly reason?: string;
 }
@@ -116,6 +121,7 @@ function routeOf(policyRule: PolicyRule, index: number): Route {
         group: policyRule.approvers ?? '',
         approvals: policyRule.approvals ?? 1,
         distinctFromAuthor: policyRule.distinctFromAuthor ?? false,
+        ...(policyRule.escalatedMayApprove === false ? { escalatedMayApprove: false } : {}),
       };
       break;
   }

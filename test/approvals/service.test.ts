@@ -129,7 +129,7 @@ describe('approve', () => {
     ]);
     expect(decision.configDigest).toBe(config.digest);
     for (const step of decision.plan!.steps)
-      expect(verifyDecisionStep(decision, step, SECRET, now)).toEqual({ ok: true });
+      expect(verifyDecisionStep(decision, step, SECRET, now)).toMatchObject({ ok: true });
     expect(await svc.getDecision(runId)).toEqual(decision);
   });
 

@@ -48,7 +48,7 @@ describe('the freight plan over HTTP, with real signing, the emulator and real R
     expect(decision.status).toBe('approved');
     expect(decision.decidedBy).toBe('U0OP1');
     for (const step of decision.plan!.steps)
-      expect(stack.client.verifyStep(decision, step)).toEqual({ ok: true });
+      expect(stack.client.verifyStep(decision, step)).toMatchObject({ ok: true });
 
     const updated = await stack.until(() => {
       const message = stack.slack.state.message(card.channel, card.ts);

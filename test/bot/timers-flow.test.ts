@@ -191,7 +191,7 @@ describe('escalation', () => {
     expect(opened).toEqual(expect.arrayContaining([LEVEL_1, LEVEL_2]));
     await stack.until(() =>
       visibleText(latest(card).blocks).match(
-        /⏫ Escalated to <@U0LEAD1> and <@U0FIN2> \(level 2\) at \d\d:\d\d UTC: they may act on this card too\./,
+        /⏫ Escalated to <@U0LEAD1> and <@U0FIN2> \(levels 1 and 2\), last at \d\d:\d\d UTC: may approve operators steps \(each approval counts as one of the group’s; irreversible steps included\)\./,
       ),
     );
     const escalated = (await journal(runId)).flatMap((event) =>

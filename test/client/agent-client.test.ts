@@ -63,7 +63,7 @@ describe('AgentClient end to end (no Slack)', () => {
     expect(decision.plan?.steps.find((step) => step.id === 's2')?.approvals.map((a) => a.userId)).toEqual([
       'U0OP1',
     ]);
-    for (const step of steps) expect(client.verifyStep(decision, step)).toEqual({ ok: true });
+    for (const step of steps) expect(client.verifyStep(decision, step)).toMatchObject({ ok: true });
   });
 
   it('returns a decision that already exists at once', async () => {
@@ -155,7 +155,7 @@ describe('verifyStep: the gate in front of each effect', () => {
   it('refuses after the approval expired (expired)', () => {
     const after = Date.parse(decision.plan!.expiresAt);
     expect(verify(s2(), after)).toMatchObject({ ok: false, reason: 'expired' });
-    expect(verify(s2(), after - 1)).toEqual({ ok: true });
+    expect(verify(s2(), after - 1)).toMatchObject({ ok: true });
   });
 
   it('refuses a step that is not in the approved plan (unknown_step)', () => {
@@ -188,7 +188,10 @@ describe('verifyStep across versions', () => {
     const fromV1 = { id: v1Step.id, tool: v1Step.tool, args: v1Step.args };
     expect(client.verifyStep(decision, fromV1)).toMatchObject({ ok: false, reason: 'digest_mismatch' });
     const fromV2 = decision.plan!.steps.find((step) => step.id === 's2')!;
-    expect(client.verifyStep(decision, fromV2)).toEqual({ ok: true });
+    expect(client.verifyStep(decision, fromV2)).toMatchObject({
+      ok: true,
+      provenance: { by: 'user', userId: 'U0OP1', version: 2, change: 'changed' },
+    });
   });
 
   it('refuses every step of a rejected run (not_approved)', async () => {

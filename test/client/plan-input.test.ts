@@ -5,6 +5,7 @@ import { validate } from '../../src/pipeline/index.ts';
 import { freightConfig, NOW } from '../support/freight.ts';
 
 const RUN = '019d47a8-6e00-7a3c-9f1e-4b2d8c0e1a77';
+const HOUR = 3_600_000;
 // As AgentClient.submit calls it: the agent's own run id if it gave one.
 const build = (input: SubmitInput) =>
   buildPlanText(input, { agent: 'freight-ops', runId: input.runId ?? RUN, now: NOW });
@@ -15,24 +16,31 @@ const codes = (input: SubmitInput) => {
 const steps = freightSteps.map((step) => ({ ...step, args: { ...step.args } }));
 
 describe('submit: local checks and the envelope', () => {
-  it('builds the envelope the server validates, expiring 24h later by default', () => {
+  it('builds the envelope the server validates, leaving the expiry to the server’s default', () => {
     const result = build({ summary: freightSummary, context: freightContext, steps });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
-    expect(result.envelope).toMatchObject({
-      runId: RUN,
-      agent: 'freight-ops',
-      expiresAt: '2026-04-02T10:00:00Z',
-    });
+    expect(result.envelope).toMatchObject({ runId: RUN, agent: 'freight-ops' });
+    expect(result.envelope).not.toHaveProperty('expiresAt');
+    expect(result.envelope).not.toHaveProperty('expiresIn');
     const validated = validate(result.text, { config: freightConfig.pipeline, now: NOW });
-    expect(validated.ok).toBe(true);
+    expect(validated.ok && validated.plan.expiresAt).toBe('2026-04-02T10:00:00Z');
   });
 
-  it('takes expiresIn or an absolute expiresAt, in whole seconds', () => {
+  it('sends expiresIn for the server to count from receipt, or an absolute expiresAt in whole seconds', () => {
     const inTwoHours = build({ steps, expiresIn: '2h' });
-    expect(inTwoHours.ok && inTwoHours.envelope.expiresAt).toBe('2026-04-01T12:00:00Z');
+    expect(inTwoHours.ok && inTwoHours.envelope.expiresIn).toBe('2h');
+    const validated = inTwoHours.ok && validate(inTwoHours.text, { config: freightConfig.pipeline, now: NOW });
+    expect(validated && validated.ok && validated.plan.expiresAt).toBe('2026-04-01T12:00:00Z');
     const at = build({ steps, expiresAt: new Date(NOW + 90_500) });
     expect(at.ok && at.envelope.expiresAt).toBe('2026-04-01T10:01:31Z');
+  });
+
+  it('refuses an expiresIn that is not a duration, before anything is sent', () => {
+    expect(codes({ steps, expiresIn: 'soon' })).toEqual([['invalid_field', 'expiresIn']]);
+    expect(codes({ steps, expiresIn: '2h', expiresAt: new Date(NOW + HOUR) })).toEqual([
+      ['invalid_field', 'expiresAt'],
+    ]);
   });
 
   it('refuses a float, -0 and an unsafe integer in args, naming the step and the path', () => {

@@ -97,8 +97,19 @@ describe('defineConfig: the freight example', () => {
   it('resolves its escalation chain to milliseconds and the people to notify', () => {
     expect(freight.escalation['freight-ops']).toEqual({
       levels: [
-        { afterMs: 15 * MINUTE, notify: ['U0LEAD1'], group: 'leads' },
-        { afterMs: HOUR, notify: ['U0LEAD1'], group: 'leads', channel: 'C0ESCALATE' },
+        {
+          afterMs: 15 * MINUTE,
+          notify: ['U0LEAD1'],
+          group: 'leads',
+          may: { approve: ['operators'], counts: 'member', irreversible: true },
+        },
+        {
+          afterMs: HOUR,
+          notify: ['U0LEAD1'],
+          group: 'leads',
+          channel: 'C0ESCALATE',
+          may: { approve: ['operators', 'finance'], counts: 'member', irreversible: true },
+        },
       ],
       repeat: { times: 2, everyMs: HOUR },
     });
@@ -107,6 +118,7 @@ describe('defineConfig: the freight example', () => {
   it('resolves its defaults, filling in what it leaves out', () => {
     expect(freight.defaults).toEqual({
       expiresInMs: 24 * HOUR,
+      agentExpiresInMs: {},
       maxExpiresInMs: 7 * 24 * HOUR,
       uncertainAfterMs: 15 * MINUTE,
     });
@@ -137,6 +149,7 @@ describe('defineConfig: a valid config', () => {
     const loaded = defineConfig(config());
     expect(loaded.defaults).toEqual({
       expiresInMs: 24 * HOUR,
+      agentExpiresInMs: {},
       maxExpiresInMs: 7 * 24 * HOUR,
       uncertainAfterMs: 15 * MINUTE,
     });
@@ -392,6 +405,72 @@ describe('defineConfig: start-up errors', () => {
     ]);
   });
 
+  it('resolves what an escalation level grants, defaulting to counting as a member and no irreversible steps', () => {
+    const loaded = defineConfig(
+      config({
+        escalation: {
+          ops: {
+            levels: [
+              { after: '15m', notify: 'leads', may: { approve: ['operators'] } },
+              { after: '1h', notify: ['U0LEAD1'], may: { approve: '*', counts: 'alone', irreversible: true } },
+              { after: '2h', notify: 'leads' },
+            ],
+          },
+        },
+      }),
+    );
+    expect(loaded.escalation.ops?.levels.map((level) => level.may)).toEqual([
+      { approve: ['operators'], counts: 'member', irreversible: false },
+      { approve: '*', counts: 'alone', irreversible: true },
+      undefined,
+    ]);
+  });
+
+  it('refuses an escalation grant naming an unknown group or an unknown way of counting', () => {
+    const problems = problemsOf(
+      config({
+        escalation: {
+          ops: {
+            levels: [
+              { after: '15m', notify: 'leads', may: { approve: ['auditors'] } },
+              {
+                after: '1h',
+                notify: 'leads',
+                may: { approve: '*', counts: 'double' as unknown as 'alone' },
+              },
+            ],
+          },
+        },
+      }),
+    );
+    expect(problems).toContainEqual(expect.stringMatching(/levels\[1\]\.may\.counts/));
+  });
+
+  it('refuses an escalation grant for a group that does not exist', () => {
+    expect(
+      problemsOf(
+        config({
+          escalation: { ops: { levels: [{ after: '15m', notify: 'leads', may: { approve: ['auditors'] } }] } },
+        }),
+      ),
+    ).toEqual(['escalation.ops.levels[0].may.approve: unknown group "auditors"']);
+  });
+
+  it('refuses escalatedMayApprove on a rule that does not review', () => {
+    const policy = [{ tool: 'add_note', route: 'auto' as const, escalatedMayApprove: false }];
+    expect(problemsOf(config({ policy }))).toEqual([
+      "policy[0] (add_note#1): escalatedMayApprove only applies to route 'review'",
+    ]);
+  });
+
+  it("resolves an agent's own default expiry, and refuses one longer than the longest allowed", () => {
+    const agents = { ops: { ...config().agents.ops!, expiresIn: '2h' } };
+    expect(defineConfig(config({ agents })).pipeline.agentExpiresInMs).toEqual({ ops: 2 * HOUR });
+    expect(
+      problemsOf(config({ agents: { ops: { ...config().agents.ops!, expiresIn: '30d' } } })),
+    ).toEqual(['agents.ops.expiresIn: is longer than maxExpiresIn']);
+  });
+
   it('refuses an escalation with no levels', () => {
     expect(problemsOf(config({ escalation: { ops: { levels: [] } } }))).toEqual([
       'escalation.ops.levels: Too small: expected array to have >=1 items',
@@ -589,6 +668,16 @@ describe('config digest', () => {
     const groups = { operators: ['U0OP1', 'U0OP2'], finance: ['U0FIN1', 'U0FIN3'], leads: ['U0LEAD1'] };
     expect(digestOf(config({ groups }))).not.toBe(digestOf(config()));
     expect(digestOf(config({ authoring: { operators: '*', finance: '*' } }))).not.toBe(digestOf(config()));
+  });
+
+  it('changes when an escalation level grants approvals, or a rule keeps its steps from escalated people', () => {
+    const base = digestOf(config());
+    const granting = (may: { approve: '*' | string[]; counts?: 'member' | 'alone' }) =>
+      digestOf(config({ escalation: { ops: { levels: [{ after: '15m', notify: 'leads', may }] } } }));
+    expect(granting({ approve: ['operators'] })).not.toBe(base);
+    expect(granting({ approve: ['operators'], counts: 'alone' })).not.toBe(granting({ approve: ['operators'] }));
+    const policy = [...config().policy.slice(0, 3), { ...config().policy[3]!, escalatedMayApprove: false }];
+    expect(digestOf(config({ policy }))).not.toBe(base);
   });
 
   it('does not change with delivery settings that decide no route: channel, secret, escalation, expiry', () => {

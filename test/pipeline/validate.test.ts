@@ -77,8 +77,8 @@ const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationCon
   }),
   unknown_key: () => ({ raw: plan({ priority: 'high' }), message: /unknown field "priority"/ }),
   missing_field: () => {
-    const { expiresAt: _, ...withoutExpiry } = plan();
-    return { raw: withoutExpiry, message: /expiresAt is required/ };
+    const { agent: _, ...withoutAgent } = plan();
+    return { raw: withoutAgent, message: /agent is required/ };
   },
   invalid_field: () => ({
     raw: plan({ expiresAt: 'tomorrow' }),

@@ -19,8 +19,13 @@ export const timersConfig: CountersignConfig = defineConfig({
   escalation: {
     'freight-ops': {
       levels: [
-        { after: '1s', notify: 'leads' },
-        { after: '2s', notify: [LEVEL_2], channel: ESCALATION_CHANNEL },
+        { after: '1s', notify: 'leads', may: { approve: ['operators'], irreversible: true } },
+        {
+          after: '2s',
+          notify: [LEVEL_2],
+          channel: ESCALATION_CHANNEL,
+          may: { approve: ['operators'], irreversible: true },
+        },
       ],
       repeat: { times: 1, every: '1s' },
       reminder: { after: '500ms' },

@@ -278,8 +278,10 @@ describe('approval card', () => {
 
   it('says who the run was escalated to', () => {
     const run = runView(freightV1(), { escalatedTo: ['U0LEAD1'], escalationLevel: 1 });
-    const card = buildApprovalCard({ run, config: freightConfig, now: NOW, escalatedTo: ['U0LEAD1'] });
-    expect(textOf(card)).toContain('⏫ Escalated to <@U0LEAD1> (level 1): they may act on this card too.');
+    const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
+    expect(textOf(card)).toContain(
+      '⏫ Escalated to <@U0LEAD1> (level 1): may approve operators steps (each approval counts as one of the group’s; irreversible steps included).',
+    );
   });
 
   it('shows a blocked step clearly and has the Approve button explain that it cannot complete', () => {
@@ -433,6 +435,7 @@ describe('approval card limits', () => {
         have: 40,
         need: 2,
         approvers: users,
+        done: true,
         distinctFromAuthor: true,
       },
       provenance: { by: 'user', userId: 'U0OP1', version: 2 },

@@ -35,6 +35,7 @@ const level1 = (overrides: Partial<EscalationMessageModel> = {}): EscalationMess
   step: { kind: 'escalation', level: 1 },
   notified: ['U0LEAD1'],
   group: 'leads',
+  may: freightConfig.escalation['freight-ops']!.levels[0]!.may!,
   cardChannel: 'C0OPS',
   config: freightConfig,
   now: NOW + 15 * 60_000,
@@ -50,7 +51,7 @@ describe('escalation message', () => {
         "blocks": [
           {
             "text": {
-              "text": "⏫ *Escalated to <@U0LEAD1>* (leads, level 1): a freight-ops plan has waited since 10:00 UTC for 0 of 1 operators approval (\`s2\`, \`s3\`). You may approve, reject or edit it here.",
+              "text": "⏫ *Escalated to <@U0LEAD1>* (leads, level 1): a freight-ops plan has waited since 10:00 UTC for 0 of 1 operators approval (\`s2\`, \`s3\`). As escalated to you, you may approve operators steps (each approval counts as one of the group’s; irreversible steps included); approve, reject or edit it here.",
               "type": "mrkdwn",
             },
             "type": "section",
@@ -144,6 +145,13 @@ describe('escalation message', () => {
     `);
     const card = buildApprovalCard({ run: level1().run, config: freightConfig, now: NOW });
     expect(buttons(message)).toEqual(buttons(card));
+  });
+
+  it('says when the escalation only asks to follow up, naming the groups whose approvals are awaited', () => {
+    const { may: _, ...withoutGrant } = level1();
+    expect(textOf(buildEscalationMessage(withoutGrant))).toContain(
+      'This escalation asks you to follow up: it lets you approve nothing yourself (approvals come from operators).',
+    );
   });
 
   it('labels a re-notification of the last level and names people given by id', () => {
@@ -255,9 +263,9 @@ describe('the card after an escalation', () => {
       ...runView(freightV1(), { escalatedTo: ['U0LEAD1'], escalationLevel: 1 }),
       escalatedAt: NOW + 5 * 60_000,
     };
-    const card = buildApprovalCard({ run, config: freightConfig, now: NOW, escalatedTo: run.escalatedTo });
+    const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
     expect(textOf(card)).toContain(
-      '⏫ Escalated to <@U0LEAD1> (level 1) at 10:05 UTC: they may act on this card too.',
+      '⏫ Escalated to <@U0LEAD1> (level 1), last at 10:05 UTC: may approve operators steps (each approval counts as one of the group’s; irreversible steps included).',
     );
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import config from '../../examples/freight/countersign.config.ts';
 import { addedRefundStep, freightPlan } from '../../examples/freight/plans.ts';
-import { type Authority, awaitedSteps, blockedSteps } from '../../src/approvals/rules.ts';
+import { projectRun } from '../../src/approvals/run-view.ts';
 import type { ApprovalRecord, RunStatus, RunView, StoredVersion } from '../../src/approvals/types.ts';
 import { type CountersignConfig, defineConfig } from '../../src/config/define-config.ts';
 import {
@@ -55,7 +55,7 @@ export function agentVersion(plan: ValidatedPlan): StoredVersion {
   };
 }
 
-/** A run view over `current`, with awaiting and blocked steps computed by the real rules. */
+/** A run view over `current`, projected by the real read model (awaiting, standing, escalation rights). */
 export function runView(
   current: StoredVersion,
   options: {
@@ -69,33 +69,39 @@ export function runView(
     escalationLevel?: number;
   } = {},
 ): RunView {
-  const authority: Authority = {
-    groups: (options.config ?? freightConfig).groups,
-    escalatedTo: options.escalatedTo ?? [],
-  };
-  const approvals = options.approvals ?? [];
-  const status = options.status ?? 'pending';
-  return {
-    runId: current.plan.runId,
-    agent: current.plan.agent,
-    status,
-    version: current.version,
+  const escalatedTo = options.escalatedTo ?? [];
+  return projectRun(options.config ?? freightConfig, current.plan.runId, {
     current,
-    approvals,
-    awaiting: status === 'pending' ? awaitedSteps(current, approvals, authority) : [],
-    blocked: blockedSteps(current),
-    ...(options.decidedBy === undefined ? {} : { decidedBy: options.decidedBy }),
-    ...(options.decidedAt === undefined ? {} : { decidedAt: options.decidedAt }),
-    ...(options.reason === undefined ? {} : { reason: options.reason }),
-    escalationLevel: options.escalationLevel ?? 0,
-    ...{ escalatedTo: options.escalatedTo ?? [] },
-    createdAt: NOW,
-  };
+    approvals: options.approvals ?? [],
+    fields: {
+      agent: current.plan.agent,
+      status: options.status ?? 'pending',
+      version: current.version,
+      createdAt: NOW,
+      expiresAt: Date.parse(current.plan.expiresAt),
+      ...(options.decidedBy === undefined ? {} : { decidedBy: options.decidedBy }),
+      ...(options.decidedAt === undefined ? {} : { decidedAt: options.decidedAt }),
+      ...(options.reason === undefined ? {} : { reason: options.reason }),
+      escalationLevel: options.escalationLevel ?? (escalatedTo.length > 0 ? 1 : 0),
+      escalatedTo,
+      ...(escalatedTo.length === 0
+        ? {}
+        : {
+            escalatedLevels: Object.fromEntries(
+              escalatedTo.map((user) => [user, [options.escalationLevel ?? 1]]),
+            ),
+          }),
+      journalSeq: 0,
+      journalHead: '',
+      planDigest: current.plan.digest,
+      submissionDigest: '',
+    },
+  });
 }
 
 /** An approval of `step` by `userId` at version `version`. */
 export function approval(step: ValidatedStep, userId: string, version = 1): ApprovalRecord {
-  return { stepDigest: step.digest, userId, version, at: NOW + 5 * 60_000 };
+  return { stepId: step.id, stepDigest: step.digest, userId, version, at: NOW + 5 * 60_000 };
 }
 
 /** The freight plan from the product brief, version 1, pending. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PlanLimits, ValidationContext } from '../context.ts';
 import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
+import { parseDuration } from '../duration.ts';
 import { isJsonObject, type JsonObject, type JsonValue, valueAt } from '../json.ts';
 import type { PlanEnvelope, Step } from '../plan.ts';
 import {
@@ -30,7 +31,8 @@ const envelopeSchema = z.strictObject({
   agent: z.string().regex(ID_PATTERN),
   summary: z.string().max(3000).optional(),
   context: jsonObject.optional(),
-  expiresAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime().optional(),
+  expiresIn: z.string().max(32).optional(),
   steps: z.array(stepSchema),
 });
 
@@ -40,6 +42,7 @@ const FIELD_EXPECTATIONS: Record<string, string> = {
   summary: 'text of at most 3000 characters',
   context: 'an object',
   expiresAt: 'an ISO 8601 UTC time like 2026-04-06T14:30:00Z',
+  expiresIn: `a duration like '2h' or '30m'`,
   steps: 'a list of steps',
   id: `letters, digits, "-" and "_" (at most 64, starting with a letter or digit)`,
   tool: 'a tool name',
@@ -47,19 +50,42 @@ const FIELD_EXPECTATIONS: Record<string, string> = {
 };
 
 /**
- * Phase 1: bytes or an object → the plan envelope. Strict: duplicate keys, floats, NaN, ±Infinity,
- * -0, unknown keys and anything over the size limits are rejected here, before any step is read.
- * Steps without an id get the first free `s<n>`.
+ * How a plan's expiry is settled when it gives `expiresIn` or nothing: relative to `now`, with the
+ * agent's (or the config's) default when it gives nothing.
  */
-export function parse(raw: unknown, ctx: ValidationContext): PhaseResult<PlanEnvelope> {
-  return parseEnvelope(raw, ctx.config.limits);
+export interface ExpiryRule {
+  /** Milliseconds since the epoch. */
+  readonly now: number;
+  /** The default for `agent`'s plans, in milliseconds. */
+  defaultMs(agent: string): number;
 }
 
 /**
- * The parse phase with only its limits: what the agent client runs before signing, so an agent gets
- * the server's own parse diagnostics without the server's config.
+ * Phase 1: bytes or an object → the plan envelope. Strict: duplicate keys, floats, NaN, ±Infinity,
+ * -0, unknown keys and anything over the size limits are rejected here, before any step is read.
+ * Steps without an id get the first free `s<n>`. A plan gives `expiresAt`, `expiresIn` or neither;
+ * the envelope always has `expiresAt` (whole seconds).
  */
-export function parseEnvelope(raw: unknown, limits: PlanLimits): PhaseResult<PlanEnvelope> {
+export function parse(raw: unknown, ctx: ValidationContext): PhaseResult<PlanEnvelope> {
+  const { config } = ctx;
+  return parseEnvelope(raw, config.limits, {
+    now: ctx.now,
+    defaultMs: (agent) =>
+      Object.hasOwn(config.agentExpiresInMs, agent)
+        ? (config.agentExpiresInMs[agent] ?? config.defaultExpiresInMs)
+        : config.defaultExpiresInMs,
+  });
+}
+
+/**
+ * The parse phase with only its limits and expiry rule: what the agent client runs before signing,
+ * so an agent gets the server's own parse diagnostics without the server's config.
+ */
+export function parseEnvelope(
+  raw: unknown,
+  limits: PlanLimits,
+  expiry: ExpiryRule,
+): PhaseResult<PlanEnvelope> {
   const value = readJson(raw, limits);
   if (!value.ok) return value;
 
@@ -80,15 +106,43 @@ export function parseEnvelope(raw: unknown, limits: PlanLimits): PhaseResult<Pla
     ]);
   }
   const fast = wellFormedEnvelope(value.value);
-  if (fast !== undefined) return assignStepIds(fast);
+  if (fast !== undefined) return assignStepIds(fast, expiry);
   // Something is off: let zod find every problem and say what it is.
   const result = envelopeSchema.safeParse(value.value);
   if (!result.success)
     return failed(result.error.issues.flatMap((issue) => envelopeDiagnostics(issue, value.value)));
-  return assignStepIds(result.data);
+  return assignStepIds(result.data, expiry);
 }
 
-const ENVELOPE_KEYS = new Set(['runId', 'agent', 'summary', 'context', 'expiresAt', 'steps']);
+/** The envelope's `expiresAt`: as given, or `now` + `expiresIn` (or the default), in whole seconds. */
+function settleExpiry(envelope: ParsedEnvelope, expiry: ExpiryRule): PhaseResult<string> {
+  if (envelope.expiresAt !== undefined && envelope.expiresIn !== undefined) {
+    return failed([
+      diagnostic('parse', 'invalid_field', 'give expiresIn or expiresAt, not both', { path: ['expiresIn'] }),
+    ]);
+  }
+  if (envelope.expiresAt !== undefined) return ok(envelope.expiresAt);
+  let ms = expiry.defaultMs(envelope.agent);
+  if (envelope.expiresIn !== undefined) {
+    const given = parseDuration(envelope.expiresIn);
+    if (given === undefined || given === 0) {
+      return failed([
+        diagnostic(
+          'parse',
+          'invalid_field',
+          `expiresIn must be ${FIELD_EXPECTATIONS.expiresIn}, got ${describeValue(envelope.expiresIn)}`,
+          { path: ['expiresIn'] },
+        ),
+      ]);
+    }
+    ms = given;
+  }
+  // Whole seconds: the instant is shown on the card and is part of the plan digest.
+  const at = Math.ceil((expiry.now + ms) / 1000) * 1000;
+  return ok(new Date(at).toISOString().replace('.000Z', 'Z'));
+}
+
+const ENVELOPE_KEYS = new Set(['runId', 'agent', 'summary', 'context', 'expiresAt', 'expiresIn', 'steps']);
 const STEP_KEYS = new Set(['id', 'tool', 'args']);
 const isoDateTime = z.iso.datetime();
 
@@ -100,12 +154,14 @@ const isoDateTime = z.iso.datetime();
 function wellFormedEnvelope(value: JsonValue): ParsedEnvelope | undefined {
   if (!isJsonObject(value)) return undefined;
   for (const key in value) if (!ENVELOPE_KEYS.has(key)) return undefined;
-  const { runId, agent, summary, context, expiresAt, steps } = value;
+  const { runId, agent, summary, context, expiresAt, expiresIn, steps } = value;
   if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) return undefined;
   if (typeof agent !== 'string' || !ID_PATTERN.test(agent)) return undefined;
   if (summary !== undefined && (typeof summary !== 'string' || summary.length > 3000)) return undefined;
   if (context !== undefined && !isJsonObject(context)) return undefined;
-  if (typeof expiresAt !== 'string' || !isoDateTime.safeParse(expiresAt).success) return undefined;
+  if (expiresAt !== undefined && (typeof expiresAt !== 'string' || !isoDateTime.safeParse(expiresAt).success))
+    return undefined;
+  if (expiresIn !== undefined && (typeof expiresIn !== 'string' || expiresIn.length > 32)) return undefined;
   if (!Array.isArray(steps)) return undefined;
   for (const step of steps) {
     if (!isJsonObject(step)) return undefined;
@@ -193,7 +249,9 @@ function at(path: readonly (string | number)[]): string {
 
 type ParsedEnvelope = z.output<typeof envelopeSchema>;
 
-function assignStepIds(envelope: ParsedEnvelope): PhaseResult<PlanEnvelope> {
+function assignStepIds(envelope: ParsedEnvelope, expiry: ExpiryRule): PhaseResult<PlanEnvelope> {
+  const expiresAt = settleExpiry(envelope, expiry);
+  if (!expiresAt.ok) return expiresAt;
   const diagnostics: Diagnostic[] = [];
   const given = new Set<string>();
   envelope.steps.forEach((step, index) => {
@@ -238,7 +296,7 @@ function assignStepIds(envelope: ParsedEnvelope): PhaseResult<PlanEnvelope> {
   const plan: { -readonly [K in keyof PlanEnvelope]: PlanEnvelope[K] } = {
     runId: envelope.runId,
     agent: envelope.agent,
-    expiresAt: envelope.expiresAt,
+    expiresAt: expiresAt.value,
     steps,
   };
   if (envelope.summary !== undefined) plan.summary = envelope.summary;

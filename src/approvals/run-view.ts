@@ -1,0 +1,101 @@
+/**
+ * The read model: a run as the rest of the system sees it, projected from what is stored. Pure, so the
+ * service and the tests project runs the same way.
+ */
+import type { CountersignConfig } from '../config/define-config.ts';
+import { type Authority, awaitedSteps, blockedSteps, standingOf } from './rules.ts';
+import type { RunFields } from './store.ts';
+import type { ApprovalRecord, EscalatedPerson, RunView, StoredVersion } from './types.ts';
+
+/** What a projection reads of the config. */
+export type AuthorityConfig = Pick<CountersignConfig, 'groups' | 'escalation'> & {
+  readonly pipeline: Pick<CountersignConfig['pipeline'], 'tools'>;
+};
+
+/** The run fields escalation rights are read from. */
+export type EscalationFields = Pick<
+  RunFields,
+  'agent' | 'escalatedTo' | 'escalatedLevels' | 'escalationLevel'
+>;
+
+/** user → the escalation levels that notified them. */
+export function escalatedLevels(
+  config: Pick<CountersignConfig, 'escalation'>,
+  fields: EscalationFields,
+): Readonly<Record<string, readonly number[]>> {
+  if (fields.escalatedLevels !== undefined) return fields.escalatedLevels;
+  // Escalated before levels were recorded per person: the levels up to the run's that name them today.
+  const levels = config.escalation[fields.agent]?.levels ?? [];
+  return Object.fromEntries(
+    fields.escalatedTo.map((userId) => [
+      userId,
+      levels.flatMap((level, index) =>
+        index < fields.escalationLevel && level.notify.includes(userId) ? [index + 1] : [],
+      ),
+    ]),
+  );
+}
+
+/** The people a run was escalated to, with what today's config lets the levels that notified them do. */
+export function escalatedPeople(
+  config: Pick<CountersignConfig, 'escalation'>,
+  fields: EscalationFields,
+): EscalatedPerson[] {
+  const levels = config.escalation[fields.agent]?.levels ?? [];
+  return Object.entries(escalatedLevels(config, fields)).map(([userId, notifiedAt]) => ({
+    userId,
+    levels: notifiedAt,
+    may: notifiedAt.flatMap((level) => {
+      const grant = levels[level - 1]?.may;
+      return grant === undefined ? [] : [grant];
+    }),
+  }));
+}
+
+/** Who may act on the run: the configured groups, and what escalation granted. */
+export function authorityOf(config: AuthorityConfig, fields: EscalationFields): Authority {
+  return {
+    groups: config.groups,
+    escalated: escalatedPeople(config, fields),
+    effectOf: (tool) => config.pipeline.tools.get(tool)?.effect,
+  };
+}
+
+/** A run's stored state, as one transition reads or writes it. */
+export interface RunStateInput {
+  readonly fields: RunFields;
+  readonly current: StoredVersion;
+  readonly approvals: readonly ApprovalRecord[];
+}
+
+/** Projects the run as people and agents see it (current version only). */
+export function projectRun(config: AuthorityConfig, runId: string, state: RunStateInput): RunView {
+  const { fields, current, approvals } = state;
+  const authority = authorityOf(config, fields);
+  return {
+    runId,
+    agent: fields.agent,
+    status: fields.status,
+    version: current.version,
+    current,
+    approvals,
+    standing: standingOf(current, approvals, authority),
+    awaiting: fields.status === 'pending' ? awaitedSteps(current, approvals, authority) : [],
+    blocked: blockedSteps(current),
+    ...(fields.decidedBy === undefined ? {} : { decidedBy: fields.decidedBy }),
+    ...(fields.decidedAt === undefined ? {} : { decidedAt: fields.decidedAt }),
+    ...(fields.reason === undefined ? {} : { reason: fields.reason }),
+    ...(fields.recheckProblem === undefined || fields.status !== 'pending'
+      ? {}
+      : { recheckProblem: fields.recheckProblem }),
+    escalationLevel: fields.escalationLevel,
+    escalatedTo: fields.escalatedTo,
+    escalated: authority.escalated,
+    usedStepIds:
+      current.stepHistory === undefined
+        ? current.plan.steps.map((step) => step.id)
+        : Object.keys(current.stepHistory),
+    ...(fields.escalatedAt === undefined ? {} : { escalatedAt: fields.escalatedAt }),
+    createdAt: fields.createdAt,
+  };
+}
