@@ -45,6 +45,9 @@ export interface ArgField {
   readonly nullable: boolean;
   /** ISO 4217, for `money`. */
   readonly currency?: string;
+  /** Smallest and largest accepted amounts in minor units, for `money`, when the schema bounds them. */
+  readonly min?: number;
+  readonly max?: number;
   /** Allowed values, for `enum`. */
   readonly options?: readonly string[];
   /** Longest accepted string, when the schema says. */
@@ -120,10 +123,11 @@ function unwrap(
 function describeKind(
   schema: z.ZodType,
   meta: FieldMeta | undefined,
-): Pick<ArgField, 'kind' | 'currency' | 'options' | 'maxLength'> {
+): Pick<ArgField, 'kind' | 'currency' | 'min' | 'max' | 'options' | 'maxLength'> {
   const maxLength = stringMax(schema);
   const withMax = maxLength === undefined ? {} : { maxLength };
-  if (meta?.kind === 'money') return { kind: 'money', currency: meta.currency ?? 'USD' };
+  if (meta?.kind === 'money')
+    return { kind: 'money', currency: meta.currency ?? 'USD', ...moneyBounds(schema) };
   if (meta?.kind === 'long_text') return { kind: 'long_text', ...withMax };
   if (schema instanceof z.ZodISODate) return { kind: 'date' };
   if (schema instanceof z.ZodISODateTime) return { kind: 'datetime' };
@@ -141,6 +145,24 @@ function describeKind(
   if (schema instanceof z.ZodString || schema instanceof z.ZodStringFormat)
     return { kind: 'text', ...withMax };
   return { kind: 'other' };
+}
+
+/**
+ * A money schema's bounds, read from the schema rather than recorded by `money()`: a later `.max()`
+ * keeps the metadata but not the bound. The safe-integer range every `z.int()` has is no bound. An
+ * exclusive bound (`.positive()`) reads as inclusive: the modal lets it through and validation refuses it.
+ */
+function moneyBounds(schema: z.ZodType): Pick<ArgField, 'min' | 'max'> {
+  if (!(schema instanceof z.ZodNumber)) return {};
+  const { minValue, maxValue } = schema;
+  return {
+    ...(minValue !== null && Number.isSafeInteger(minValue) && minValue > Number.MIN_SAFE_INTEGER
+      ? { min: minValue }
+      : {}),
+    ...(maxValue !== null && Number.isSafeInteger(maxValue) && maxValue < Number.MAX_SAFE_INTEGER
+      ? { max: maxValue }
+      : {}),
+  };
 }
 
 function stringMax(schema: z.ZodType): number | undefined {

@@ -1,7 +1,13 @@
 import type { InputBlock, InputBlockElement, KnownBlock, ModalView } from '@slack/types';
 import { mayEdit } from '../src/approvals/rules.ts';
 import type { RunView } from '../src/approvals/types.ts';
-import { authorableTools, mayAuthor, moneyToDecimal, type ToolDefinition } from '../src/pipeline/index.ts';
+import {
+  authorableTools,
+  formatMoney,
+  mayAuthor,
+  moneyToDecimal,
+  type ToolDefinition,
+} from '../src/pipeline/index.ts';
 import { formatArgValue } from './arg-fields.ts';
 import { button, context, divider, LIMITS, mrkdwn, option, plain, selectOptions } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
@@ -181,11 +187,24 @@ function fieldBlock(slot: FieldSlot): KnownBlock {
     // Unchecked is an answer for a checkbox, so it never blocks the form.
     optional: field.optional || field.nullable || slot.input === 'checkbox',
   };
-  if (field.kind === 'money') {
-    const example = moneyToDecimal(148_900, field.currency ?? 'USD');
-    return { ...block, hint: plain(`A decimal amount, e.g. ${example}`, 2000) };
-  }
+  if (field.kind === 'money') return { ...block, hint: plain(moneyHint(field), 2000) };
   return block;
+}
+
+/** "A decimal amount of at least $0.01, e.g. 1489.00": the bounds in the currency, an example within them. */
+function moneyHint(field: FieldSlot['field']): string {
+  const currency = field.currency ?? 'USD';
+  const { min, max } = field;
+  const example = moneyToDecimal(
+    Math.min(Math.max(148_900, min ?? Number.MIN_SAFE_INTEGER), max ?? Number.MAX_SAFE_INTEGER),
+    currency,
+  );
+  const shown = (minor: number) => formatMoney(minor, currency);
+  let range = '';
+  if (min !== undefined && max !== undefined) range = ` from ${shown(min)} to ${shown(max)}`;
+  else if (min !== undefined) range = ` of at least ${shown(min)}`;
+  else if (max !== undefined) range = ` of at most ${shown(max)}`;
+  return `A decimal amount${range}, e.g. ${example}`;
 }
 
 function inputElement(slot: FieldSlot): InputBlockElement {
@@ -224,6 +243,8 @@ function inputElement(slot: FieldSlot): InputBlockElement {
         ...(typeof value === 'number' ? { initial_value: String(value) } : {}),
       };
     case 'money':
+      // No min_value/max_value: Slack would check them in its own words. The submission is checked
+      // against the field's bounds instead and refused in the currency, at the field (readField).
       return {
         type: 'number_input',
         action_id: actionId,

@@ -2,7 +2,13 @@ import type { ModalView } from '@slack/types';
 import { z } from 'zod';
 import type { EditedStep } from '../src/approvals/service.ts';
 import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
-import { type Diagnostic, type JsonObject, type JsonValue, parseMoneyInput } from '../src/pipeline/index.ts';
+import {
+  type Diagnostic,
+  formatMoney,
+  type JsonObject,
+  type JsonValue,
+  parseMoneyInput,
+} from '../src/pipeline/index.ts';
 import type { ViewStateValues } from './blocks.ts';
 import {
   argBlockId,
@@ -144,8 +150,16 @@ function readField(slot: FieldSlot, state: ElementState | undefined): FieldRead 
     }
     case 'money': {
       if (typed.trim() === '') return empty(slot);
-      const money = parseMoneyInput(typed, field.currency ?? 'USD');
-      return money.ok ? { ok: true, value: money.minor } : { ok: false, message: capitalize(money.message) };
+      const currency = field.currency ?? 'USD';
+      const money = parseMoneyInput(typed, currency);
+      if (!money.ok) return { ok: false, message: capitalize(money.message) };
+      const outside = outsideBounds(field, money.minor);
+      return outside === undefined
+        ? { ok: true, value: money.minor }
+        : {
+            ok: false,
+            message: `Enter an amount of ${outside} (you entered ${formatMoney(money.minor, currency)}).`,
+          };
     }
     case 'select': {
       const picked = state?.selected_option?.value;
@@ -180,6 +194,17 @@ function readField(slot: FieldSlot, state: ElementState | undefined): FieldRead 
     case 'fixed':
       return { ok: true, value: slot.value === undefined ? OMIT : slot.value };
   }
+}
+
+/**
+ * "at least $0.01" when `minor` is below a money field's bounds, "at most $500.00" above them: checked
+ * here so the editor reads the bound in the currency, at the field, before the plan is validated.
+ */
+function outsideBounds(field: FieldSlot['field'], minor: number): string | undefined {
+  const currency = field.currency ?? 'USD';
+  if (field.min !== undefined && minor < field.min) return `at least ${formatMoney(field.min, currency)}`;
+  if (field.max !== undefined && minor > field.max) return `at most ${formatMoney(field.max, currency)}`;
+  return undefined;
 }
 
 /** An empty field: null if it was null, left out if it may be, null if it may be, else required. */

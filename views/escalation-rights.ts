@@ -40,7 +40,9 @@ export function escalatedLines(people: readonly EscalatedPerson[], suffix = ''):
   return [...byRights].map(([rights, { users, levels }]) => {
     const shown = [...levels].sort((a, b) => a - b);
     const level =
-      shown.length === 0 ? '' : ` (${shown.length === 1 ? 'level' : 'levels'} ${listInWords(shown.map(String))})`;
+      shown.length === 0
+        ? ''
+        : ` (${shown.length === 1 ? 'level' : 'levels'} ${listInWords(shown.map(String))})`;
     return `⏫ Escalated to ${mentionList(users)}${level}${suffix}: ${rights}.`;
   });
 }

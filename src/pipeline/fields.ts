@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { minorDigits } from './money.ts';
+import { formatMoney, minorDigits } from './money.ts';
 import { ToolDefinitionError } from './tool.ts';
 
 /**
@@ -21,16 +21,36 @@ export const fieldRegistry = z.registry<FieldMeta>();
  * Money as an integer count of minor units (cents): `amount: money()` accepts 148900 for $1,489.00.
  * The currency must be an upper-case ISO 4217 code this runtime knows; anything else fails at start,
  * not when the first card is rendered.
+ *
+ * `min` and `max` are in minor units too. `min` defaults to 1, the smallest positive amount: a $0.00
+ * refund or a negative payment is a mistake unless the tool says otherwise (`min: 0`, `min: -10_000`).
  */
-export function money(options: { currency?: string; label?: string; max?: number } = {}) {
+export function money(options: { currency?: string; label?: string; min?: number; max?: number } = {}) {
   const currency = options.currency ?? 'USD';
   if (!/^[A-Z]{3}$/.test(currency) || !Intl.supportedValuesOf('currency').includes(currency)) {
     throw new ToolDefinitionError(
       `money(): ${JSON.stringify(currency)} is not an ISO 4217 currency code such as USD`,
     );
   }
-  const base = z.int().nonnegative();
-  const schema = options.max === undefined ? base : base.max(options.max);
+  const { min = 1, max } = options;
+  for (const [name, bound] of [
+    ['min', min],
+    ['max', max],
+  ] as const) {
+    if (bound !== undefined && !Number.isSafeInteger(bound)) {
+      throw new ToolDefinitionError(
+        `money(): ${name} must be ${describeMinorUnits(currency)}, got ${String(bound)}`,
+      );
+    }
+  }
+  if (max !== undefined && min > max) {
+    // Written for whoever defines the tool, who wrote minor units: both forms.
+    throw new ToolDefinitionError(
+      `money(): min ${min} (${formatMoney(min, currency)}) is greater than max ${max} (${formatMoney(max, currency)}), so no amount would be accepted`,
+    );
+  }
+  const base = z.int().min(min);
+  const schema = max === undefined ? base : base.max(max);
   return schema.register(fieldRegistry, {
     kind: 'money',
     currency,
@@ -113,21 +133,20 @@ export function fieldLabel(schema: z.ZodType | undefined, key: string): string {
   return (schema && fieldRegistry.get(schema)?.label) ?? humanizeKey(key);
 }
 
+/** The currency of a `money()` field (through `.max()` and the like), else undefined. */
+export function moneyCurrency(schema: z.ZodType | undefined): string | undefined {
+  const meta = schema && fieldRegistry.get(schema);
+  return meta?.kind === 'money' ? (meta.currency ?? 'USD') : undefined;
+}
+
 /** Currencies whose minor unit people call a cent. */
 const CENT_CURRENCIES: readonly string[] = ['USD', 'EUR', 'CAD', 'AUD', 'NZD'];
 
 /** Says in words what a field accepts, for diagnostics: "an integer number of cents". */
 export function describeExpected(schema: z.ZodType | undefined): string | undefined {
   if (schema === undefined) return undefined;
-  const meta = fieldRegistry.get(schema);
-  if (meta?.kind === 'money') {
-    const currency = meta.currency ?? 'USD';
-    if (CENT_CURRENCIES.includes(currency)) return 'an integer number of cents';
-    const digits = minorDigits(currency);
-    return digits === 0
-      ? `an integer amount of ${currency}`
-      : `an integer number of ${currency} minor units (1/${10 ** digits} ${currency})`;
-  }
+  const currency = moneyCurrency(schema);
+  if (currency !== undefined) return describeMinorUnits(currency);
   if (schema instanceof z.ZodEnum) {
     return `one of ${schema.options.map((o) => JSON.stringify(o)).join(', ')}`;
   }
@@ -141,4 +160,19 @@ export function describeExpected(schema: z.ZodType | undefined): string | undefi
   if (schema instanceof z.ZodArray) return 'a list';
   if (schema instanceof z.ZodObject) return 'an object';
   return undefined;
+}
+
+/** What a money field holds on the wire: "an integer number of cents", "an integer amount of JPY". */
+function describeMinorUnits(currency: string): string {
+  if (CENT_CURRENCIES.includes(currency)) return 'an integer number of cents';
+  const digits = minorDigits(currency);
+  return digits === 0
+    ? `an integer amount of ${currency}`
+    : `an integer number of ${currency} minor units (1/${10 ** digits} ${currency})`;
+}
+
+/** The minor unit in the plural, to label a count that cannot be shown as money: "cents", "JPY". */
+export function minorUnitsName(currency: string): string {
+  if (CENT_CURRENCIES.includes(currency)) return 'cents';
+  return minorDigits(currency) === 0 ? currency : `${currency} minor units`;
 }

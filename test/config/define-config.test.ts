@@ -412,7 +412,11 @@ describe('defineConfig: start-up errors', () => {
           ops: {
             levels: [
               { after: '15m', notify: 'leads', may: { approve: ['operators'] } },
-              { after: '1h', notify: ['U0LEAD1'], may: { approve: '*', counts: 'alone', irreversible: true } },
+              {
+                after: '1h',
+                notify: ['U0LEAD1'],
+                may: { approve: '*', counts: 'alone', irreversible: true },
+              },
               { after: '2h', notify: 'leads' },
             ],
           },
@@ -450,7 +454,9 @@ describe('defineConfig: start-up errors', () => {
     expect(
       problemsOf(
         config({
-          escalation: { ops: { levels: [{ after: '15m', notify: 'leads', may: { approve: ['auditors'] } }] } },
+          escalation: {
+            ops: { levels: [{ after: '15m', notify: 'leads', may: { approve: ['auditors'] } }] },
+          },
         }),
       ),
     ).toEqual(['escalation.ops.levels[0].may.approve: unknown group "auditors"']);
@@ -466,9 +472,9 @@ describe('defineConfig: start-up errors', () => {
   it("resolves an agent's own default expiry, and refuses one longer than the longest allowed", () => {
     const agents = { ops: { ...config().agents.ops!, expiresIn: '2h' } };
     expect(defineConfig(config({ agents })).pipeline.agentExpiresInMs).toEqual({ ops: 2 * HOUR });
-    expect(
-      problemsOf(config({ agents: { ops: { ...config().agents.ops!, expiresIn: '30d' } } })),
-    ).toEqual(['agents.ops.expiresIn: is longer than maxExpiresIn']);
+    expect(problemsOf(config({ agents: { ops: { ...config().agents.ops!, expiresIn: '30d' } } }))).toEqual([
+      'agents.ops.expiresIn: is longer than maxExpiresIn',
+    ]);
   });
 
   it('refuses an escalation with no levels', () => {
@@ -675,7 +681,9 @@ describe('config digest', () => {
     const granting = (may: { approve: '*' | string[]; counts?: 'member' | 'alone' }) =>
       digestOf(config({ escalation: { ops: { levels: [{ after: '15m', notify: 'leads', may }] } } }));
     expect(granting({ approve: ['operators'] })).not.toBe(base);
-    expect(granting({ approve: ['operators'], counts: 'alone' })).not.toBe(granting({ approve: ['operators'] }));
+    expect(granting({ approve: ['operators'], counts: 'alone' })).not.toBe(
+      granting({ approve: ['operators'] }),
+    );
     const policy = [...config().policy.slice(0, 3), { ...config().policy[3]!, escalatedMayApprove: false }];
     expect(digestOf(config({ policy }))).not.toBe(base);
   });

@@ -24,14 +24,37 @@ const accepts = (schema: z.ZodType, value: unknown) => schema.safeParse(value).s
 describe('money()', () => {
   const amount = money();
 
-  it('accepts whole numbers of cents, from zero to the largest safe integer', () => {
-    for (const value of [0, 5, 148900, Number.MAX_SAFE_INTEGER]) expect(accepts(amount, value)).toBe(true);
+  it('accepts whole numbers of cents, from one cent to the largest safe integer', () => {
+    for (const value of [1, 5, 148900, Number.MAX_SAFE_INTEGER]) expect(accepts(amount, value)).toBe(true);
   });
 
-  it('refuses fractions of a cent, negatives and non-finite numbers', () => {
-    for (const value of [1.5, 0.01, -1, -148900, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+  it('refuses zero, negatives, fractions of a cent and non-finite numbers unless told otherwise', () => {
+    for (const value of [0, 1.5, 0.01, -1, -148900, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
       expect(accepts(amount, value)).toBe(false);
     }
+  });
+
+  it('accepts zero when the tool sets min: 0, and still refuses negatives', () => {
+    const free = money({ min: 0 });
+    expect(accepts(free, 0)).toBe(true);
+    expect(accepts(free, -1)).toBe(false);
+  });
+
+  it('accepts negatives down to a negative min, such as a credit of up to $100.00', () => {
+    const adjustment = money({ min: -10_000 });
+    for (const value of [-10_000, -5_000, 0, 148_900]) expect(accepts(adjustment, value)).toBe(true);
+    expect(accepts(adjustment, -10_001)).toBe(false);
+  });
+
+  it('takes min and max together, both inclusive', () => {
+    const ranged = money({ min: 100, max: 50_000 });
+    expect([99, 100, 50_000, 50_001].map((value) => accepts(ranged, value))).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
+    expect(accepts(money({ min: 500, max: 500 }), 500)).toBe(true);
   });
 
   it('does not coerce: the string "20" is not 20 cents', () => {
@@ -63,6 +86,30 @@ describe('money()', () => {
       kind: 'money',
       currency: 'EUR',
     });
+  });
+
+  it('refuses a min or max that is not a whole number of minor units, at definition time', () => {
+    for (const bound of [0.5, -1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      expect(() => money({ min: bound })).toThrow(ToolDefinitionError);
+      expect(() => money({ max: bound })).toThrow(ToolDefinitionError);
+    }
+    expect(() => money({ max: 499.99 })).toThrow(
+      new ToolDefinitionError('money(): max must be an integer number of cents, got 499.99'),
+    );
+    expect(() => money({ currency: 'JPY', min: 0.5 })).toThrow(
+      new ToolDefinitionError('money(): min must be an integer amount of JPY, got 0.5'),
+    );
+  });
+
+  it('refuses a min above the max, at definition time, naming both in minor units and money', () => {
+    expect(() => money({ min: 50_000, max: 100 })).toThrow(
+      new ToolDefinitionError(
+        'money(): min 50000 ($500.00) is greater than max 100 ($1.00), so no amount would be accepted',
+      ),
+    );
+    // The default min of one cent counts too.
+    expect(() => money({ max: 0 })).toThrow(/min 1 \(\$0\.01\) is greater than max 0 \(\$0\.00\)/);
+    expect(() => money({ min: 0, max: 0 })).not.toThrow();
   });
 
   it('refuses a currency that is not an upper-case ISO 4217 code, at definition time', () => {

@@ -1,14 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { addedRefundStep } from '../../examples/freight/plans.ts';
+import { issueRefund } from '../../examples/freight/tools.ts';
 import {
   DIAGNOSTIC_CODES,
   type DiagnosticCode,
+  defineTool,
+  money,
   type PipelineConfig,
   stepDigest,
+  text as textField,
   type ValidationContext,
   validate,
 } from '../../src/pipeline/index.ts';
+import { type } from '../../src/pipeline/phases/type.ts';
 import { freightConfig, freightContext, NOW, plan } from '../support/freight.ts';
 
 function rejected(raw: unknown, ctx: ValidationContext = freightContext()) {
@@ -283,6 +289,83 @@ describe('validate: phases', () => {
   it('refuses an expiry further ahead than the configured maximum', () => {
     const result = rejected(plan({ expiresAt: new Date(NOW + 8 * 86_400_000).toISOString() }));
     expect(result.diagnostics[0]?.message).toMatch(/at most 168h/);
+  });
+});
+
+describe('validate: money in the person’s currency', () => {
+  const refund = (amount: unknown) =>
+    plan({ steps: [step('issue_refund', { invoice_id: 'in_74119', amount })] });
+  /** The freight config with issue_refund's amount replaced by `amount`. */
+  const refundAmount = (amount: z.ZodType<number>): ValidationContext => {
+    const tool = defineTool({ ...issueRefund, args: z.strictObject({ invoice_id: textField(), amount }) });
+    return withConfig({ tools: new Map([...freightConfig.pipeline.tools, [tool.name, tool]]) });
+  };
+  const invalid = (message: string) => [
+    { phase: 'type', code: 'invalid_argument', stepId: 's1', path: ['amount'], message },
+  ];
+
+  it('refuses a $0.00 refund at the amount, in dollars', () => {
+    expect(rejected(refund(0)).diagnostics).toEqual(
+      invalid('step s1: amount must be at least $0.01, got $0.00'),
+    );
+  });
+
+  it('refuses a negative refund in dollars, never as a count of cents', () => {
+    const { diagnostics } = rejected(refund(-500));
+    expect(diagnostics).toEqual(invalid('step s1: amount must be at least $0.01, got -$5.00'));
+    expect(diagnostics[0]?.message).not.toMatch(/500/);
+  });
+
+  it('accepts zero when the tool allows it with min: 0', () => {
+    expect(accepted(refund(0), refundAmount(money({ min: 0 }))).steps[0]?.args.amount).toBe(0);
+    expect(rejected(refund(-1), refundAmount(money({ min: 0 }))).diagnostics).toEqual(
+      invalid('step s1: amount must be at least $0.00, got -$0.01'),
+    );
+  });
+
+  it('accepts negatives down to a negative min and words the bound in dollars', () => {
+    const credit = refundAmount(money({ min: -10_000 }));
+    expect(accepted(refund(-5_000), credit).steps[0]?.args.amount).toBe(-5_000);
+    expect(rejected(refund(-10_001), credit).diagnostics).toEqual(
+      invalid('step s1: amount must be at least -$100.00, got -$100.01'),
+    );
+  });
+
+  it('words a maximum in dollars, from money({ max }) or a later .max()', () => {
+    expect(rejected(refund(148_900), refundAmount(money({ max: 50_000 }))).diagnostics).toEqual(
+      invalid('step s1: amount must be at most $500.00, got $1,489.00'),
+    );
+    expect(rejected(refund(148_900), refundAmount(money().max(50_000))).diagnostics).toEqual(
+      invalid('step s1: amount must be at most $500.00, got $1,489.00'),
+    );
+  });
+
+  it('words other bounds in the amount’s own currency', () => {
+    expect(rejected(refund(0), refundAmount(money({ currency: 'JPY' }))).diagnostics).toEqual(
+      invalid('step s1: amount must be at least ¥1, got ¥0'),
+    );
+    expect(rejected(refund(150), refundAmount(money().multipleOf(100))).diagnostics).toEqual(
+      invalid('step s1: amount must be a multiple of $1.00, got $1.50'),
+    );
+    expect(rejected(refund(0), refundAmount(money({ min: 0 }).positive())).diagnostics).toEqual(
+      invalid('step s1: amount must be more than $0.00, got $0.00'),
+    );
+  });
+
+  it('labels counts it cannot show as money with their unit, should one get past parse', () => {
+    // parse refuses fractions and unsafe integers; the type phase alone must still not say "12.5" bare.
+    const steps = (amount: number) => [
+      { id: 's1', tool: 'issue_refund', args: { invoice_id: 'in_74119', amount } },
+    ];
+    const envelope = { runId: 'r1', agent: 'freight-ops', expiresAt: plan().expiresAt as string };
+    const messages = (amount: number) => {
+      const result = type({ ...envelope, steps: steps(amount) }, freightContext());
+      return result.ok ? [] : result.diagnostics.map((d) => d.message);
+    };
+    expect(messages(12.5)).toEqual(['step s1: amount must be a whole number of cents, got 12.5 cents']);
+    expect(messages(2 ** 60)).toEqual([
+      `step s1: amount is outside the range of amounts (got ${2 ** 60} cents)`,
+    ]);
   });
 });
 

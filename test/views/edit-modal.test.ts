@@ -568,8 +568,9 @@ describe('reading an edit submission', () => {
     const base = shopRun([{ id: 's1', tool: 'update_order', args: orderArgs }]);
     fc.assert(
       fc.property(
-        fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
-        fc.integer({ min: 0, max: 1e12 }),
+        // From one cent: money() refuses zero unless the tool allows it (bounds are tested below).
+        fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+        fc.integer({ min: 1, max: 1e12 }),
         (price, typed) => {
           const run = withArgs(base, { ...orderArgs, price });
           const view = buildEditModal({ run, config: shopConfig, editorId: 'U0OP1' });
@@ -647,6 +648,53 @@ describe('reading an edit submission', () => {
     expect(read(shop, shopView, { 'arg:s1:quantity': stateValue.number('2.5') })).toMatchObject({
       errors: { 'arg:s1:quantity': 'Enter a whole number, like 12.' },
     });
+  });
+
+  it('refuses an amount outside the field’s bounds at the field, in the currency', () => {
+    const run = runView(freightV1());
+    const view = buildEditModal({
+      run,
+      config: freightConfig,
+      editorId: 'U0FIN1',
+      addedTool: 'issue_refund',
+    });
+    const typed = (amount: string) =>
+      read(run, view, {
+        'arg:s4:invoice_id': stateValue.plainText('in_74119'),
+        'arg:s4:amount': stateValue.number(amount),
+      });
+    expect(typed('0')).toEqual({
+      ok: false,
+      reason: 'fields',
+      errors: { 'arg:s4:amount': 'Enter an amount of at least $0.01 (you entered $0.00).' },
+    });
+    expect(typed('-5')).toMatchObject({
+      errors: { 'arg:s4:amount': 'Enter an amount of at least $0.01 (you entered -$5.00).' },
+    });
+    expect(typed('0.01')).toMatchObject({ ok: true });
+
+    const shop = shopRun([{ id: 's1', tool: 'wire_funds', args: { amount: 100, iban: 'X1' } }]);
+    const shopView = buildEditModal({ run: shop, config: shopConfig, editorId: 'U0LEAD1' });
+    expect(read(shop, shopView, { 'arg:s1:amount': stateValue.number('10000.01') })).toMatchObject({
+      errors: { 'arg:s1:amount': 'Enter an amount of at most $10,000.00 (you entered $10,000.01).' },
+    });
+    expect(read(shop, shopView, { 'arg:s1:amount': stateValue.number('10000') })).toMatchObject({ ok: true });
+  });
+
+  it('says a money field’s bounds in its hint, in the currency', () => {
+    const hintAt = (view: { blocks: readonly unknown[] }, blockId: string) =>
+      (blocksOf(view).find((block) => block.block_id === blockId) as { hint?: { text: string } } | undefined)
+        ?.hint?.text;
+    const refund = buildEditModal({
+      run: runView(freightV1()),
+      config: freightConfig,
+      editorId: 'U0FIN1',
+      addedTool: 'issue_refund',
+    });
+    expect(hintAt(refund, 'arg:s4:amount')).toBe('A decimal amount of at least $0.01, e.g. 1489.00');
+    const shop = shopRun([{ id: 's1', tool: 'wire_funds', args: { amount: 100, iban: 'X1' } }]);
+    const wire = buildEditModal({ run: shop, config: shopConfig, editorId: 'U0LEAD1' });
+    expect(hintAt(wire, 'arg:s1:amount')).toBe('A decimal amount from $0.01 to $10,000.00, e.g. 1489.00');
   });
 
   it('drops removed steps and appends added ones with their ids', () => {
@@ -773,6 +821,40 @@ describe('pipeline diagnostics in the modal', () => {
         'arg:s4:invoice_id':
           'step s4: your groups (operators) may not write issue_refund steps; approving one and writing one are separate rights',
       },
+    });
+  });
+
+  it('puts an amount refused by validation at its field, in dollars', () => {
+    // As if the modal's own check were bypassed (an older form): validation words it in dollars too.
+    const run = runView(freightV1());
+    const view = buildEditModal({
+      run,
+      config: freightConfig,
+      editorId: 'U0FIN1',
+      addedTool: 'issue_refund',
+    });
+    const base = run.current.plan;
+    const refund = { id: 's4', tool: 'issue_refund', args: { invoice_id: 'in_74119', amount: -500 } };
+    const validated = validate(
+      { ...envelopeOf(base), steps: [...stepsOf(run), refund] },
+      { config: freightConfig.pipeline, now: NOW, edit: { editorId: 'U0FIN1', base } },
+    );
+    if (validated.ok) throw new Error('expected the negative refund to be refused');
+    const context = {
+      run,
+      config: freightConfig,
+      editorId: 'U0FIN1',
+      privateMetadata: view.private_metadata!,
+      now: NOW,
+    };
+    expect(
+      editSubmissionAck(
+        { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics },
+        context,
+      ),
+    ).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s4:amount': 'step s4: amount must be at least $0.01, got -$5.00' },
     });
   });
 

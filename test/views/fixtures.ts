@@ -225,7 +225,7 @@ export const wireFunds = defineTool({
   name: 'wire_funds',
   title: 'Wire funds',
   effect: 'irreversible',
-  args: z.strictObject({ amount: money({ label: 'Amount' }), iban: text({ label: 'IBAN' }) }),
+  args: z.strictObject({ amount: money({ label: 'Amount', max: 1_000_000 }), iban: text({ label: 'IBAN' }) }),
 });
 
 export const shopConfig: CountersignConfig = defineConfig({

@@ -1,9 +1,10 @@
 import type { z } from 'zod';
 import type { ValidationContext } from '../context.ts';
 import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
-import { describeExpected, fieldAt } from '../fields.ts';
+import { describeExpected, fieldAt, minorUnitsName, moneyCurrency } from '../fields.ts';
 import { type JsonValue, valueAt } from '../json.ts';
 import { describeFieldPath } from '../json-path.ts';
+import { formatMoney } from '../money.ts';
 import type { PlanEnvelope, Step } from '../plan.ts';
 import type { ToolArgsSchema } from '../tool.ts';
 
@@ -43,6 +44,7 @@ function toDiagnostics(issue: z.core.$ZodIssue, step: Step, schema: ToolArgsSche
   const received = valueAt(step.args, path);
   const expected = describeExpected(field);
   const name = describeFieldPath(path);
+  const currency = moneyCurrency(field);
   if (received === undefined) {
     return [
       diagnostic(
@@ -57,7 +59,11 @@ function toDiagnostics(issue: z.core.$ZodIssue, step: Step, schema: ToolArgsSche
     diagnostic(
       'type',
       'invalid_argument',
-      `step ${step.id}: ${name} ${explain(issue, expected, received)}`,
+      `step ${step.id}: ${name} ${
+        currency === undefined
+          ? explain(issue, expected, received)
+          : explainMoney(issue, currency, expected, received)
+      }`,
       where(path),
     ),
   ];
@@ -80,6 +86,42 @@ function explain(issue: z.core.$ZodIssue, expected: string | undefined, received
     default:
       return `expected ${expected ?? issue.message.toLowerCase()}, got ${describeValue(received)}`;
   }
+}
+
+/**
+ * Like `explain`, for a money field: bounds and amounts in the currency ("must be at least $0.01, got
+ * -$5.00"), never a count of cents that a person would read as dollars.
+ */
+function explainMoney(
+  issue: z.core.$ZodIssue,
+  currency: string,
+  expected: string | undefined,
+  received: JsonValue,
+): string {
+  // Not a number at all ("twenty"): what the wire format wants is what the author needs to know.
+  if (typeof received !== 'number') return explain(issue, expected, received);
+  const units = minorUnitsName(currency);
+  // Plans carry safe integers only (the parse phase refuses the rest); this keeps the wording right anyway.
+  if (!Number.isSafeInteger(received)) {
+    return Number.isInteger(received)
+      ? `is outside the range of amounts (got ${String(received)} ${units})`
+      : `must be a whole number of ${units}, got ${String(received)} ${units}`;
+  }
+  const got = formatMoney(received, currency);
+  const amount = (bound: unknown) =>
+    typeof bound === 'number' && Number.isSafeInteger(bound) ? formatMoney(bound, currency) : undefined;
+  if (issue.code === 'too_small' || issue.code === 'too_big') {
+    const small = issue.code === 'too_small';
+    const bound = amount(small ? issue.minimum : issue.maximum);
+    const inclusive = issue.inclusive !== false;
+    const relation = small ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
+    if (bound !== undefined) return `must be ${relation} ${bound}, got ${got}`;
+  }
+  if (issue.code === 'not_multiple_of') {
+    const step = amount(issue.divisor);
+    if (step !== undefined) return `must be a multiple of ${step}, got ${got}`;
+  }
+  return `is not accepted: ${issue.message} (got ${got})`;
 }
 
 function shapeKeys(schema: ToolArgsSchema, path: readonly (string | number)[]): Record<string, unknown> {
