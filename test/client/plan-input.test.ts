@@ -30,9 +30,9 @@ describe('submit: local checks and the envelope', () => {
   it('sends expiresIn for the server to count from receipt, or an absolute expiresAt in whole seconds', () => {
     const inTwoHours = build({ steps, expiresIn: '2h' });
     expect(inTwoHours.ok && inTwoHours.envelope.expiresIn).toBe('2h');
-    const validated =
-      inTwoHours.ok && validate(inTwoHours.text, { config: freightConfig.pipeline, now: NOW });
-    expect(validated && validated.ok ? validated.plan.expiresAt : undefined).toBe('2026-04-01T12:00:00Z');
+    if (!inTwoHours.ok) throw new Error('expected the plan to build');
+    const validated = validate(inTwoHours.text, { config: freightConfig.pipeline, now: NOW });
+    expect(validated.ok && validated.plan.expiresAt).toBe('2026-04-01T12:00:00Z');
     const at = build({ steps, expiresAt: new Date(NOW + 90_500) });
     expect(at.ok && at.envelope.expiresAt).toBe('2026-04-01T10:01:31Z');
   });
