@@ -1,13 +1,15 @@
 /**
  * `npm run audit -- <command>`: read the run journals (DESIGN.md §7, docs/journal.md).
  *
- *   verify <runId>                 recompute the hash chain; report OK or the first broken record
- *   show <runId>                   the run's history, one line per record, then the chain's status
+ *   verify <runId>                 recompute the hash chain; report OK or the first broken record;
+ *                                  then cross-check the run's approvals, decision and status against it
+ *   show <runId>                   the run's history, one line per record, then both checks' results
  *   export --since <date> [--out <file>]
  *                                  JSONL, one line per `edited` record of the runs created since <date>
  *
  * Options: --redis-url <url> (default: REDIS_URL), --prefix <prefix> (default: cs).
- * Exit codes: 0 ok; 1 a journal is broken (verify, show; export when it skipped a broken run);
+ * Exit codes: 0 ok; 1 a journal is broken or the run's state disagrees with it (verify, show; export
+ * when it skipped such a run);
  * 2 bad arguments or unknown run; 3 Redis unreachable or failing.
  */
 import { once } from 'node:events';
@@ -15,21 +17,23 @@ import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { describeEvent } from '../src/approvals/describe-event.ts';
 import {
-  type JournalHead,
-  type JournalVerification,
-  parseRecord,
-  readJournalWithHead,
-  verifyJournal,
-} from '../src/approvals/journal.ts';
+  checkRunState,
+  describeDecision,
+  type RunEvidence,
+  readRunEvidence,
+  type StateCheck,
+} from '../src/approvals/audit-check.ts';
+import { describeEvent } from '../src/approvals/describe-event.ts';
+import { type JournalVerification, parseRecord, verifyJournal } from '../src/approvals/journal.ts';
 import { createKeys, type Keys } from '../src/approvals/keys.ts';
 import type { JournalRecord } from '../src/approvals/types.ts';
 import { readEnv } from '../src/config/env.ts';
 import { RUN_ID_PATTERN } from '../src/pipeline/index.ts';
 
 const USAGE = `usage:
-  npm run audit -- verify <runId>      recompute a run's journal hash chain
+  npm run audit -- verify <runId>      recompute a run's journal hash chain and check its approvals,
+                                       decision and status against the journal
   npm run audit -- show <runId>        print a run's history
   npm run audit -- export --since <date> [--out <file>]
                                        JSONL of the edits in runs created since <date> (e.g. 2026-04-01)
@@ -165,15 +169,40 @@ async function connect(url: string): Promise<Redis> {
   return redis;
 }
 
-/** Reads one run's journal, or fails with "no journal for run X". */
-async function loadJournal(
-  redis: Redis,
-  keys: Keys,
-  runId: string,
-): Promise<{ records: string[]; head: JournalHead | null }> {
-  const journal = await fromRedis(readJournalWithHead(redis, keys, runId));
-  if (journal.records.length === 0) throw new AuditError(`no journal for run ${runId}`, 'not_found');
-  return journal;
+/** Reads one run's journal and stored state, or fails with "no journal for run X". */
+async function loadRun(redis: Redis, keys: Keys, runId: string): Promise<RunEvidence> {
+  const evidence = await fromRedis(readRunEvidence(redis, keys, runId));
+  if (evidence.records.length === 0) throw new AuditError(`no journal for run ${runId}`, 'not_found');
+  return evidence;
+}
+
+/** The journal's records that parse (the chain check reports the others), checked against the state. */
+function checkState(evidence: RunEvidence): StateCheck {
+  const records = evidence.records.flatMap((text) => {
+    const parsed = parseRecord(text);
+    return parsed.ok ? [parsed.record] : [];
+  });
+  return checkRunState(records, evidence);
+}
+
+/** The cross-check's result: a summary (after "state of run X: " or "state: "), then one line per finding. */
+function describeState(check: StateCheck): string[] {
+  const { findings } = check;
+  if (findings.length > 0) {
+    return [
+      `DISAGREES with the journal, ${plural(findings.length, 'finding')}:`,
+      ...findings.map((finding) => `  ${finding.code}: ${finding.message}`),
+    ];
+  }
+  if (check.approvals === 0 && check.decision === null && check.status === null) {
+    return ['OK, no approvals, decision or run status stored beside the journal'];
+  }
+  const checked = [
+    check.approvals === 0 ? 'no approvals' : plural(check.approvals, 'approval'),
+    check.decision === null ? 'no decision' : `decision ${describeDecision(check.decision)}`,
+    check.status === null ? 'no run status' : `status ${check.status}`,
+  ];
+  return [`OK, ${checked.join(', ')}: each has its journal record`];
 }
 
 function describeFault(result: Extract<JournalVerification, { ok: false }>): string {
@@ -182,19 +211,25 @@ function describeFault(result: Extract<JournalVerification, { ok: false }>): str
 }
 
 async function verify(redis: Redis, keys: Keys, runId: string, out: Writable): Promise<number> {
-  const { records, head } = await loadJournal(redis, keys, runId);
+  const evidence = await loadRun(redis, keys, runId);
+  const { records, head } = evidence;
   const result = verifyJournal(records, head ?? undefined);
-  if (!result.ok) {
+  if (result.ok) {
+    const anchored = head === null ? ' (the run records no head: a truncated tail would go unnoticed)' : '';
+    out.write(`journal of run ${runId}: OK, ${result.count} records, head ${result.head}${anchored}\n`);
+  } else {
     out.write(`journal of run ${runId}: ${describeFault(result)}\n`);
-    return 1;
   }
-  const anchored = head === null ? ' (the run records no head: a truncated tail would go unnoticed)' : '';
-  out.write(`journal of run ${runId}: OK, ${result.count} records, head ${result.head}${anchored}\n`);
-  return 0;
+  // Checked even when the chain is broken: a forged approval is worth naming either way.
+  const state = checkState(evidence);
+  const [summary, ...lines] = describeState(state);
+  out.write([`state of run ${runId}: ${summary}`, ...lines, ''].join('\n'));
+  return result.ok && state.findings.length === 0 ? 0 : 1;
 }
 
 async function show(redis: Redis, keys: Keys, runId: string, out: Writable): Promise<number> {
-  const { records, head } = await loadJournal(redis, keys, runId);
+  const evidence = await loadRun(redis, keys, runId);
+  const { records, head } = evidence;
   out.write(`run ${runId}: ${records.length} journal records (times UTC)\n`);
   let day = '';
   for (const [index, text] of records.entries()) {
@@ -213,7 +248,10 @@ async function show(redis: Redis, keys: Keys, runId: string, out: Writable): Pro
   }
   const result = verifyJournal(records, head ?? undefined);
   out.write(result.ok ? `chain: OK, head ${result.head}\n` : `chain: ${describeFault(result)}\n`);
-  return result.ok ? 0 : 1;
+  const state = checkState(evidence);
+  const [summary, ...lines] = describeState(state);
+  out.write([`state: ${summary}`, ...lines, ''].join('\n'));
+  return result.ok && state.findings.length === 0 ? 0 : 1;
 }
 
 /** One line of `export`: an edit with the plans before and after it, as evaluation data. */
@@ -261,20 +299,36 @@ async function exportEdits(
 ): Promise<number> {
   let runs = 0;
   let edits = 0;
-  let skipped = 0;
+  let broken = 0;
+  let disagreeing = 0;
   // Offset paging is safe here: new runs score higher than existing ones, so they only append.
   for (let offset = 0; ; offset += EXPORT_PAGE) {
     const runIds = await fromRedis(
       redis.zrangebyscore(keys.runs, since, '+inf', 'LIMIT', offset, EXPORT_PAGE),
     );
     for (const runId of runIds) {
-      const { records, head } = await fromRedis(readJournalWithHead(redis, keys, runId));
+      const evidence = await fromRedis(readRunEvidence(redis, keys, runId));
+      const { records, head } = evidence;
       if (records.length === 0) continue; // the run's keys are gone (retention); nothing to export
       runs++;
       const result = verifyJournal(records, head ?? undefined);
       if (!result.ok) {
-        skipped++;
+        broken++;
         err.write(`skipping run ${runId}: journal ${describeFault(result)}\n`);
+        continue;
+      }
+      // A run whose state was written around the service is not evidence either.
+      const { findings } = checkState(evidence);
+      const [first] = findings;
+      if (first !== undefined) {
+        disagreeing++;
+        const more =
+          findings.length === 1
+            ? ''
+            : ` (+${findings.length - 1} more; see \`npm run audit -- verify ${runId}\`)`;
+        err.write(
+          `skipping run ${runId}: state DISAGREES with the journal: ${first.code}: ${first.message}${more}\n`,
+        );
         continue;
       }
       // verifyJournal parsed every record already, so these parses succeed.
@@ -289,11 +343,15 @@ async function exportEdits(
     }
     if (runIds.length < EXPORT_PAGE) break;
   }
-  const skippedNote = skipped === 0 ? '' : `; skipped ${skipped} with a broken journal`;
+  const skipped = [
+    ...(broken === 0 ? [] : [`${broken} with a broken journal`]),
+    ...(disagreeing === 0 ? [] : [`${disagreeing} whose state disagrees with its journal`]),
+  ];
+  const skippedNote = skipped.length === 0 ? '' : `; skipped ${skipped.join(', ')}`;
   err.write(
     `exported ${plural(edits, 'edit')} from ${plural(runs, 'run')} created since ${new Date(since).toISOString()}${skippedNote}\n`,
   );
-  return skipped === 0 ? 0 : 1;
+  return skipped.length === 0 ? 0 : 1;
 }
 
 /** Writes with backpressure; a failed output (a full disk, a closed pipe) becomes an `io` error. */

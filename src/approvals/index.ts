@@ -1,4 +1,5 @@
 /** The approval state machine on Redis: the only module that writes approval state (DESIGN.md §7). */
+export * from './audit-check.ts';
 export * from './describe-event.ts';
 export * from './journal.ts';
 export * from './keys.ts';

@@ -400,9 +400,19 @@ export async function readJournalWithHead(
   // LRANGE answers a list of strings, HMGET one string or null per field asked.
   const records = list as string[];
   const [seqText, hash] = fields as [string | null, string | null];
+  return { records, head: recordedHead(seqText, hash) };
+}
+
+/**
+ * The head the run hash records in `journal_seq` / `journal_head` (as stored), or null when it records
+ * none: the service writes journal_seq 0 and an empty head before the first record.
+ */
+export function recordedHead(
+  seqText: string | null | undefined,
+  hash: string | null | undefined,
+): JournalHead | null {
   const seq = Number(seqText);
-  // The service writes journal_seq 0 and an empty head before the first record.
-  const head =
-    seqText !== null && hash !== null && Number.isSafeInteger(seq) && seq > 0 ? { seq, hash } : null;
-  return { records, head };
+  return typeof seqText === 'string' && typeof hash === 'string' && Number.isSafeInteger(seq) && seq > 0
+    ? { seq, hash }
+    : null;
 }
