@@ -113,7 +113,7 @@ export function verifyReceiptWith(
     return {
       ok: false,
       reason: 'unknown_kid',
-      message: `receipt.kid ${JSON.stringify(kid)} is not one of the keys in the JWKS (${[...keys.keys()].join(', ') || 'none'}): the decision was signed by another key, or the JWKS is out of date`,
+      message: `receipt.kid ${quoteKid(kid)} is not one of the keys in the JWKS (${[...keys.keys()].join(', ') || 'none'}): the decision was signed by another key, or the JWKS is out of date`,
     };
   }
   if (key.asymmetricKeyType !== 'ed25519') {
@@ -121,7 +121,7 @@ export function verifyReceiptWith(
     return {
       ok: false,
       reason: 'unknown_kid',
-      message: `the key listed for receipt.kid ${JSON.stringify(kid)} is not an Ed25519 key (it is ${key.asymmetricKeyType ?? 'a secret key'})`,
+      message: `the key listed for receipt.kid ${quoteKid(kid)} is not an Ed25519 key (it is ${key.asymmetricKeyType ?? 'a secret key'})`,
     };
   }
   if (Object.hasOwn(unsigned, 'receipt')) {
@@ -244,6 +244,11 @@ const receiptSchema = z.strictObject(
       issue.code === 'unrecognized_keys' ? `has unknown fields: ${issue.keys.join(', ')}` : undefined,
   },
 );
+
+/** A kid for a message: it comes from the decision, so a huge one is cut short. */
+function quoteKid(kid: string): string {
+  return JSON.stringify(kid.length > 64 ? `${kid.slice(0, 64)}…` : kid);
+}
 
 /** An error for a field that must be `what`: "is missing (…)" or "must be …, not <value>". */
 function mustBe(what: string): (issue: { readonly input?: unknown }) => string {
