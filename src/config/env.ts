@@ -18,6 +18,13 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, - and _ only')
     .default('cs'),
+  // Read by loadSigningKeys (signing-key.ts, docs/receipts.md); optional here so startup is unchanged until it is wired in.
+  /** The Ed25519 private key (PKCS#8 PEM) that signs decision receipts; `\n` escapes are accepted. */
+  COUNTERSIGN_SIGNING_KEY: z.string().optional(),
+  /** A path to that PEM, instead of COUNTERSIGN_SIGNING_KEY. */
+  COUNTERSIGN_SIGNING_KEY_FILE: z.string().optional(),
+  /** PEM public keys or a JWKS: keys that signed receipts before a rotation, kept in the JWKS. */
+  COUNTERSIGN_PREVIOUS_PUBLIC_KEYS_FILE: z.string().optional(),
 });
 
 export type Env = z.output<typeof envSchema>;

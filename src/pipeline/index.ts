@@ -13,6 +13,7 @@ export * from './money.ts';
 export { ID_PATTERN, parseEnvelope, RUN_ID_PATTERN } from './phases/parse.ts';
 export * from './plan.ts';
 export * from './policy.ts';
+export * from './receipt.ts';
 export * from './signing.ts';
 export * from './strict-json.ts';
 export * from './submission.ts';
