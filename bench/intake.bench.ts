@@ -2,7 +2,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import config from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../examples/freight/plans.ts';
-import { ApprovalService } from '../src/approvals/index.ts';
+import { ApprovalService, RefusalLog } from '../src/approvals/index.ts';
 import { AgentClient } from '../src/client/index.ts';
 import { startRedisServer } from '../src/devtools/redis-server.ts';
 import { signSubmission } from '../src/pipeline/index.ts';
@@ -43,18 +43,20 @@ export const intakeBenchmark: Benchmark = {
     let stored = 0;
     let storedTarget = 0;
     let allStored: () => void = () => {};
+    // Where the bot would post the card: every committed pending run counts as stored.
+    service.onCommitted((result) => {
+      if (result.kind === 'pending' && ++stored === storedTarget) allStored();
+    });
     const intake: IntakeWorker = startIntakeWorker({
       connection: workerConnection,
       service,
+      refusals: new RefusalLog(redis, service.keys),
       redis,
       keys: service.keys,
       agents: config.agents,
       secrets,
       prefix,
       concurrency,
-      onPending: async () => {
-        if (++stored === storedTarget) allStored();
-      },
     });
 
     const plan = {

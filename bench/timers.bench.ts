@@ -55,7 +55,6 @@ export const timersBenchmark: Benchmark = {
       connection: queues,
       prefix,
       escalation: config.escalation,
-      recordedMessages: (runId) => service.messages(runId),
     });
     const nextRunId = createRunIdGenerator();
 
@@ -67,23 +66,14 @@ export const timersBenchmark: Benchmark = {
         return service.expire(input);
       },
       escalate: service.escalate.bind(service),
-      getRun: service.getRun.bind(service),
+      remind: service.remind.bind(service),
     };
-    const worker = startTimersWorker({
-      connection: workerConnection,
-      prefix,
-      service: timed,
-      presenter: {
-        // The presenter's Redis work (stopping the chain) without Slack, which the gateway would do.
-        present: async (result: UseCaseResult) => {
-          if (result.kind === 'expired') decided.set(result.run.runId, Date.now());
-          await scheduler.onResult(result);
-        },
-        showEscalation: async () => {},
-      },
-      escalation: config.escalation,
-      scheduleAfter: (run, step) => scheduler.scheduleAfter(run, step),
+    // The listeners' Redis work (stopping the chain) without Slack, which the presenter would do.
+    service.onCommitted(async (result: UseCaseResult) => {
+      if (result.kind === 'expired') decided.set(result.run.runId, Date.now());
+      await scheduler.onCommitted(result);
     });
+    const worker = startTimersWorker({ connection: workerConnection, prefix, service: timed });
 
     try {
       const pending = quick ? 10_000 : 100_000;
@@ -246,7 +236,7 @@ async function seedCopies(
     await scheduler.queue.addBulk(
       ids.flatMap((runId) => {
         const run = { ...template, runId };
-        const jobs = [expiryJob(run), nextChainJob(config.escalation[run.agent], run, [])];
+        const jobs = [expiryJob(run), nextChainJob(config.escalation[run.agent], run)];
         return jobs.flatMap((job) =>
           job === undefined
             ? []

@@ -5,7 +5,7 @@
  * settings passed in, for the demo, integration tests and benchmarks.
  */
 import { pathToFileURL } from 'node:url';
-import { ApprovalService } from './approvals/index.ts';
+import { ApprovalService, MessageLedger, RefusalLog } from './approvals/index.ts';
 import { createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { type CountersignConfig, isConfigError } from './config/define-config.ts';
@@ -42,6 +42,8 @@ export interface CountersignSettings {
 
 export interface Countersign {
   readonly approvals: ApprovalService;
+  /** Where the Slack messages that show each run are. */
+  readonly messages: MessageLedger;
   readonly metrics: Metrics;
   /** The run timers on the `timers` queue. */
   readonly timers: TimerScheduler;
@@ -78,11 +80,11 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     clock,
     deliver: sink.deliver,
   });
+  const messages = new MessageLedger(redis, approvals.keys);
   const timers = new TimerScheduler({
     connection: queues,
     prefix: settings.prefix,
     escalation: settings.config.escalation,
-    recordedMessages: (runId) => approvals.messages(runId),
     clock,
   });
   const bot = createBot({
@@ -91,30 +93,35 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     logLevel: settings.logLevel,
     config: settings.config,
     approvals,
+    messages,
     redis,
     metrics,
     clock,
-    // Every result passes here on its way to Slack: edits restart the escalation clock, decisions stop it.
-    onResult: (result) => timers.onResult(result),
+  });
+  // What approvals committed, fanned out: timers first (an expiry must not wait for Slack), then
+  // metrics, then Slack.
+  approvals.onCommitted(async (result) => {
+    await timers.onCommitted(result);
+    metrics.observe(result);
+    await bot.presenter.show(result);
   });
   const intake = startIntakeWorker({
     connection: workerConnection,
     service: approvals,
+    refusals: new RefusalLog(redis, approvals.keys, clock),
     redis,
     keys: approvals.keys,
     agents: settings.config.agents,
     secrets,
     prefix: settings.prefix,
-    onPending: (run) => bot.presenter.present({ kind: 'pending', run }),
-    schedule: (run) => timers.schedule(run),
-    observe: (result) => metrics.observe(result),
+    onDuplicate: async (run) => {
+      await timers.schedule(run);
+      await bot.presenter.ensureCard(run);
+    },
   });
   const timersWorker = startTimersWorker({
     connection: timersConnection,
     service: approvals,
-    presenter: bot.presenter,
-    escalation: settings.config.escalation,
-    scheduleAfter: (run, step) => timers.scheduleAfter(run, step),
     prefix: settings.prefix,
     clock,
   });
@@ -129,8 +136,10 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   let stopping: Promise<void> | undefined;
   const reconciled = reconcileTimers({
     service: approvals,
-    ensure: (run) => timers.ensure(run),
-    present: (result) => bot.presenter.present(result),
+    ensure: async (run) => {
+      await timers.ensure(run);
+      await bot.presenter.ensureCard(run);
+    },
     clock,
     stopped: () => stopping !== undefined,
   }).catch((error: unknown): ReconcileSummary => {
@@ -139,6 +148,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   });
   return {
     approvals,
+    messages,
     metrics,
     timers,
     reconciled,
@@ -149,6 +159,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
         await timersWorker.close();
         await reconciled;
         await bot.stop();
+        await approvals.drain();
         await timers.close();
         await sink.close();
         await Promise.all([redis, queues, workerConnection, timersConnection].map((c) => c.quit()));

@@ -1,6 +1,5 @@
 import type { InputBlock, InputBlockElement, KnownBlock, ModalView } from '@slack/types';
-import { mayEdit } from '../src/approvals/rules.ts';
-import type { RunView } from '../src/approvals/types.ts';
+import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
 import {
   authorableTools,
   formatMoney,
@@ -22,8 +21,9 @@ import {
   planEditLayout,
   type StepSlot,
 } from './edit-layout.ts';
-import { isActionable, lifecycleText } from './lifecycle.ts';
+import { lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, plural } from './mrkdwn.ts';
+import { buildNotice, buildNoticeModal } from './notices.ts';
 import { stepHeading } from './step-section.ts';
 import type { ViewConfig } from './view-config.ts';
 
@@ -52,24 +52,12 @@ export interface EditModalModel {
  * only tools the editor may author; private_metadata with run, base version and added steps. A plan too
  * large for one modal is edited a step at a time through a `pick_step` select.
  *
- * When `baseVersion` is no longer current, or the run is decided, it returns a modal saying so (with an
- * `edit` button for the current version) instead: nothing typed for an old version is carried over.
+ * It is built for a run the guard let the editor edit (`ApprovalService.mayEdit`); when it did not,
+ * `editRefusalModal` says why instead.
  * @example await client.views.open({ trigger_id, view: buildEditModal({ run, config, editorId }) });
  */
 export function buildEditModal(model: EditModalModel): ModalView {
   const { run, config } = model;
-  const baseVersion = model.baseVersion ?? run.version;
-  if (baseVersion !== run.version && run.status === 'pending') return staleEditModal(run, baseVersion);
-  if (!isActionable(run, run.version)) {
-    return closedEditModal(run, {
-      ...(model.now === undefined ? {} : { now: model.now }),
-      ...(model.tz === undefined ? {} : { tz: model.tz }),
-    });
-  }
-  // The service refuses edits from people with no rights on the run; say so now, not after typing.
-  if (!mayEdit({ groups: config.pipeline.groups, escalated: run.escalated }, model.editorId)) {
-    return noRightsEditModal();
-  }
 
   // New steps get ids the run never used, as the service would give them.
   const usedIds = [...run.usedStepIds, ...(model.added ?? []).map((s) => s.id)];
@@ -326,6 +314,31 @@ function addStepSelect(tools: readonly ToolDefinition[]): KnownBlock {
   };
 }
 
+/**
+ * Shown instead of the edit form when the guard refused it (or an edit came back refused): the plan
+ * changed (with an `edit` button for the current version — nothing typed for an old version is carried
+ * over), the run is decided or expired, no rights, or an unknown run.
+ */
+export function editRefusalModal(
+  refusal: UseCaseResult,
+  options: { readonly baseVersion: number; readonly now: number; readonly tz?: string },
+): ModalView {
+  const time = { now: options.now, ...(options.tz === undefined ? {} : { tz: options.tz }) };
+  switch (refusal.kind) {
+    case 'stale':
+      return staleEditModal(refusal.run, options.baseVersion);
+    case 'already_decided':
+    case 'expired':
+    case 'approved':
+    case 'rejected':
+      return closedEditModal(refusal.run, time);
+    case 'unauthorized':
+      return noRightsEditModal(refusal.reason);
+    default:
+      return buildNoticeModal(buildNotice(refusal, time), 'Edit plan');
+  }
+}
+
 /** Shown instead of the form when the version being edited is no longer current. */
 function staleEditModal(run: RunView, baseVersion: number): ModalView {
   return {
@@ -368,7 +381,7 @@ function closedEditModal(run: RunView, time: { now?: number; tz?: string }): Mod
 }
 
 /** For someone who may not edit at all: an explanation instead of a form they could never submit. */
-function noRightsEditModal(): ModalView {
+function noRightsEditModal(reason: string): ModalView {
   return {
     type: 'modal',
     callback_id: EDIT_IDS.callbackId,
@@ -378,7 +391,7 @@ function noRightsEditModal(): ModalView {
       {
         type: 'section',
         text: mrkdwn(
-          "🚫 *You can't edit this plan:* you are in no group that may edit plans. Ask one of its approvers to make the change. Nothing was changed.",
+          `🚫 *You can't edit this plan:* ${escapeMrkdwn(reason)}. Ask one of its approvers to make the change. Nothing was changed.`,
         ),
       },
     ],

@@ -1,7 +1,7 @@
 import type { ModalView } from '@slack/types';
 import { z } from 'zod';
-import type { EditedStep } from '../src/approvals/service.ts';
 import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
+import type { EditedStep } from '../src/pipeline/index.ts';
 import {
   type Diagnostic,
   formatMoney,
@@ -19,9 +19,8 @@ import {
   planEditLayout,
   type StepSlot,
 } from './edit-layout.ts';
-import { buildEditModal } from './edit-modal.ts';
+import { editRefusalModal } from './edit-modal.ts';
 import { truncate } from './mrkdwn.ts';
-import { buildNotice, buildNoticeModal } from './notices.ts';
 import type { ViewConfig } from './view-config.ts';
 
 /** An edit modal's submission, read: the steps of the candidate plan, or why it can't be one yet. */
@@ -32,16 +31,11 @@ export type EditSubmission =
       readonly baseVersion: number;
       /** Kept steps in plan order (with their ids), then added steps (with the ids the modal gave them). */
       readonly steps: readonly EditedStep[];
+      /** The input blocks the form showed: where the pipeline's diagnostics go back to. */
+      readonly inputBlockIds: readonly string[];
     }
   /** Field-level errors for `response_action: "errors"`, keyed by block id. */
-  | { readonly ok: false; readonly reason: 'fields'; readonly errors: Readonly<Record<string, string>> }
-  /** The modal edits a version that is no longer current: nothing was read (edits are never merged). */
-  | {
-      readonly ok: false;
-      readonly reason: 'stale';
-      readonly baseVersion: number;
-      readonly currentVersion: number;
-    };
+  | { readonly ok: false; readonly reason: 'fields'; readonly errors: Readonly<Record<string, string>> };
 
 /** What each input element puts in view.state.values (slack-protocol/state_values.json); unknown keys pass. */
 const elementState = z.looseObject({
@@ -63,7 +57,7 @@ type FieldRead =
 
 /**
  * Reads an edit modal's `view.state.values` back into steps, using the same layout the modal was
- * built with: integers parsed exactly, money decimals converted to minor units without floats, dates
+ * built with — `run` is the run at the version the modal edits (the guard's `mayEdit` answer): integers parsed exactly, money decimals converted to minor units without floats, dates
  * as strings, checkboxes as booleans; removed steps dropped; added steps appended; fields the modal
  * did not show keep their values. Problems come back per block id, for `response_action: "errors"`.
  * @example
@@ -78,7 +72,7 @@ export function readEditSubmission(input: {
 }): EditSubmission {
   const { run } = input;
   const parsed = parseEditMetadata(input.privateMetadata);
-  if (!parsed.ok || parsed.metadata.runId !== run.runId) {
+  if (!parsed.ok || parsed.metadata.runId !== run.runId || parsed.metadata.baseVersion !== run.version) {
     return {
       ok: false,
       reason: 'fields',
@@ -88,9 +82,6 @@ export function readEditSubmission(input: {
     };
   }
   const { metadata } = parsed;
-  if (metadata.baseVersion !== run.version) {
-    return { ok: false, reason: 'stale', baseVersion: metadata.baseVersion, currentVersion: run.version };
-  }
   const layout = planEditLayout({
     run,
     config: input.config,
@@ -127,7 +118,13 @@ export function readEditSubmission(input: {
     steps.push({ id: step.id, tool: step.tool, args: slot === undefined ? {} : readArgs(slot) });
   }
   if (Object.keys(errors).length > 0) return { ok: false, reason: 'fields', errors };
-  return { ok: true, runId: run.runId, baseVersion: metadata.baseVersion, steps };
+  return {
+    ok: true,
+    runId: run.runId,
+    baseVersion: metadata.baseVersion,
+    steps,
+    inputBlockIds: inputBlockIds(layout),
+  };
 }
 
 /** One field's value from its element state. */
@@ -307,65 +304,31 @@ export type EditSubmissionAck =
   | { readonly response_action: 'clear' };
 
 /**
- * The answer to an edit modal's submission, from what reading it or the `applyEdit` use case gave:
- * field errors stay in the modal next to their fields; a stale base shows the current version to edit
- * instead; refusals (unauthorized, decided, expired, not found) replace the form with the reason; a
- * new version (or no change) closes the modal. `run` is the run as loaded for the submission
- * (undefined when there is none).
- * @example await ack(editSubmissionAck(await service.applyEdit(edit), { run, config, editorId, privateMetadata, now }));
+ * The answer to an edit modal's submission, from what `applyEdit` gave: the pipeline's diagnostics
+ * stay in the modal next to their fields (`shown`: the read's input block ids); a new version (or no
+ * change) closes the modal; anything else — the plan changed meanwhile, a decision, no rights —
+ * replaces the form with the reason (`editRefusalModal`).
+ * @example await ack(editResultAck(await service.applyEdit(edit), { inputBlockIds: read.inputBlockIds, baseVersion, now }));
  */
-export function editSubmissionAck(
-  outcome: EditSubmission | UseCaseResult,
+export function editResultAck(
+  result: UseCaseResult,
   context: {
-    readonly run: RunView | undefined;
-    readonly config: ViewConfig;
-    readonly editorId: string;
-    readonly privateMetadata: string;
+    readonly inputBlockIds: readonly string[];
+    readonly baseVersion: number;
     readonly now: number;
     readonly tz?: string;
   },
 ): EditSubmissionAck {
-  const time = { now: context.now, ...(context.tz === undefined ? {} : { tz: context.tz }) };
-  const parsed = parseEditMetadata(context.privateMetadata);
-  const metadata = parsed.ok ? parsed.metadata : undefined;
-  const notice = (result: UseCaseResult): EditSubmissionAck => ({
-    response_action: 'update',
-    view: buildNoticeModal(buildNotice(result, time), 'Edit plan'),
-  });
-  /** The form for the current version, or — since the modal edits an older one — the "plan changed" view. */
-  const current = (run: RunView): EditSubmissionAck => ({
-    response_action: 'update',
-    // 0 is never current: unreadable metadata also gets the "plan changed" view.
-    view: buildEditModal({ ...context, ...time, run, baseVersion: metadata?.baseVersion ?? 0 }),
-  });
-  if ('ok' in outcome) {
-    if (outcome.ok) return { response_action: 'clear' };
-    if (outcome.reason === 'fields') return { response_action: 'errors', errors: outcome.errors };
-    return context.run === undefined
-      ? notice({ kind: 'not_found', runId: metadata?.runId ?? '' })
-      : current(context.run);
-  }
-  switch (outcome.kind) {
-    case 'invalid': {
-      const shown =
-        context.run === undefined
-          ? [EDIT_IDS.removeSteps]
-          : inputBlockIds(
-              planEditLayout({
-                run: context.run,
-                config: context.config,
-                added: metadata?.added,
-                focusStepId: metadata?.focusStepId,
-              }),
-            );
-      return { response_action: 'errors', errors: diagnosticsToModalErrors(outcome.diagnostics, shown) };
-    }
-    case 'stale':
-      return current(outcome.run);
+  switch (result.kind) {
+    case 'invalid':
+      return {
+        response_action: 'errors',
+        errors: diagnosticsToModalErrors(result.diagnostics, context.inputBlockIds),
+      };
     case 'edited':
     case 'unchanged':
       return { response_action: 'clear' };
     default:
-      return notice(outcome);
+      return { response_action: 'update', view: editRefusalModal(result, context) };
   }
 }

@@ -21,12 +21,12 @@ export {
   nextStepIds,
   parseEditMetadata,
 } from './edit-layout.ts';
-export { buildEditModal, type EditModalModel } from './edit-modal.ts';
+export { buildEditModal, type EditModalModel, editRefusalModal } from './edit-modal.ts';
 export {
   diagnosticsToModalErrors,
   type EditSubmission,
   type EditSubmissionAck,
-  editSubmissionAck,
+  editResultAck,
   readEditSubmission,
 } from './edit-submission.ts';
 export {

@@ -51,6 +51,8 @@ function noticeLines(result: UseCaseResult, time: { readonly now?: number; reado
       ];
     case 'escalated':
       return [`⏫ Escalated (level ${result.level}).`];
+    case 'reminded':
+      return ['⏰ A reminder was posted.'];
     case 'stale':
       return [
         `⏭️ That was an older version of the plan: version ${result.currentVersion} is current — see the newest card in the thread. Nothing was changed.`,

@@ -1,15 +1,23 @@
-import {
-  type Decision,
-  type DecisionProvenance,
-  type DecisionStatus,
-  type Diagnostic,
-  type Phase,
-  signDecision,
-  type UnsignedDecision,
+/**
+ * The decision an agent receives, and how a transition seals it: built from the version decided on,
+ * signed, and written with the run's terminal status in the same commit.
+ */
+import type {
+  Decision,
+  DecisionProvenance,
+  DecisionStatus,
+  Diagnostic,
+  Phase,
+  UnsignedDecision,
 } from '../pipeline/index.ts';
+import type { RunKeys } from './keys.ts';
 import type { Authority } from './rules.ts';
 import { countedApprovers, isApprovalOf } from './rules.ts';
+import type { RunCommit, RunFieldUpdate } from './run-commit.ts';
 import type { ApprovalRecord, StoredVersion } from './types.ts';
+
+/** Signs an unsigned decision (Countersign's key; see src/pipeline/receipt.ts). */
+export type DecisionSigner = (unsigned: UnsignedDecision) => Decision;
 
 export interface DecisionInput {
   readonly runId: string;
@@ -27,15 +35,15 @@ export interface DecisionInput {
 }
 
 /**
- * Builds and signs the decision an agent receives: the exact version decided on, its digests, and for
- * each step who wrote it and the approvals that counted (entitled people, given to that step id at
- * its digest).
+ * The decision an agent receives, unsigned: the exact version decided on, its digests, and for each
+ * step who wrote it and the approvals that counted (entitled people, given to that step id at its
+ * digest). Every field is JSON, null never undefined.
  */
-export function buildDecision(input: DecisionInput, secret: string): Decision {
+export function buildDecision(input: DecisionInput): UnsignedDecision {
   const { version } = input;
   const approvals = input.approvals ?? [];
   const authority: Authority = input.authority ?? { groups: {}, escalated: [], effectOf: () => undefined };
-  const unsigned: UnsignedDecision = {
+  return {
     runId: input.runId,
     agent: input.agent,
     status: input.status,
@@ -75,7 +83,29 @@ export function buildDecision(input: DecisionInput, secret: string): Decision {
     diagnostics: input.diagnostics ?? [],
     configDigest: input.configDigest,
   };
-  return signDecision(unsigned, secret);
+}
+
+/**
+ * Seals a signed decision into a transition's commit: the run's terminal status and who decided, the
+ * decision itself, and the wake-up for agents waiting on it — all or nothing with the rest of the commit.
+ */
+export function sealDecision(
+  commit: RunCommit,
+  keys: Pick<RunKeys, 'decision'>,
+  decidedChannel: string,
+  decision: Decision,
+  extra: RunFieldUpdate = {},
+): void {
+  commit
+    .run({
+      status: decision.status,
+      decided_by: decision.decidedBy ?? '',
+      decided_at: Date.parse(decision.decidedAt),
+      ...(decision.reason === null ? {} : { reason: decision.reason }),
+      ...extra,
+    })
+    .set(keys.decision, JSON.stringify(decision))
+    .publish(decidedChannel, decision.runId);
 }
 
 /** A step's provenance as the decision carries it (JSON, null never undefined). */

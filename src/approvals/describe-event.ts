@@ -55,8 +55,11 @@ export function describeEvent(event: JournalEvent): string {
     case 'escalated': {
       const notified =
         event.notified.length === 0 ? 'nobody notified' : `notified ${event.notified.join(', ')}`;
-      return `escalated v${event.version} to level ${event.level} (${notified})`;
+      const repeat = event.repeat === undefined ? '' : `, repeat ${event.repeat}`;
+      return `escalated v${event.version} to level ${event.level}${repeat} (${notified})`;
     }
+    case 'reminded':
+      return `reminded the card's channel about v${event.version}`;
     case 'expired':
       return `decision: expired v${event.version}`;
     case 'refused': {

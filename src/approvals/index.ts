@@ -1,16 +1,23 @@
 /** The approval state machine on Redis: the only module that writes approval state (DESIGN.md §7). */
 export * from './audit-check.ts';
 export * from './describe-event.ts';
+export * from './escalation.ts';
+export * from './guard.ts';
 export * from './journal.ts';
 export * from './keys.ts';
+export * from './message-ledger.ts';
 export * from './outcomes.ts';
+export { ApprovalQueries, type QueryOptions } from './queries.ts';
+export { RefusalLog } from './refusal-log.ts';
 export * from './rules.ts';
 export * from './run-view.ts';
 export {
   ApprovalService,
   type ApprovalServiceOptions,
-  type EditedStep,
-  envelopeOf,
+  type ClickAnswer,
+  type CommittedListener,
+  type PublishOptions,
 } from './service.ts';
 export type { RunFields, RunSnapshot } from './store.ts';
 export * from './types.ts';
+export type { DiffAction } from './use-cases/edit.ts';

@@ -1,3 +1,4 @@
+import { type ChainStep, chainStepKey, parseChainStepKey } from './escalation.ts';
 /**
  * Redis key layout. Everything about one run shares the hash tag `{<runId>}` so it lives in one Redis
  * Cluster slot and one Lua script may touch all of it. Run ids never contain `{`, `}` or `:` (parse
@@ -64,4 +65,44 @@ export function createKeys(prefix = 'cs'): Keys {
     decided: (agent) => `${prefix}:decided:${agent}`,
     nonce: (agent, nonce) => `${prefix}:nonce:${agent}:${nonce}`,
   };
+}
+
+/**
+ * A Slack message that shows a run, as named in the run's `messages` hash: the card, the diff message
+ * of an edit, or what one escalation step posted to one channel. This module owns the scheme.
+ */
+export type MessageName =
+  | { readonly kind: 'card' }
+  | { readonly kind: 'diff'; readonly version: number }
+  | {
+      readonly kind: 'escalation';
+      readonly version: number;
+      readonly step: ChainStep;
+      readonly channel: string;
+    };
+
+/**
+ * The field a message is recorded under.
+ * @example messageName({ kind: 'escalation', version: 2, step: { kind: 'escalate', level: 1, repeat: 0 }, channel: 'D0ABC' }) // 'escalation:v2:l1:D0ABC'
+ */
+export function messageName(name: MessageName): string {
+  switch (name.kind) {
+    case 'card':
+      return 'card';
+    case 'diff':
+      return `diff:v${name.version}`;
+    case 'escalation':
+      return `escalation:v${name.version}:${chainStepKey(name.step)}:${name.channel}`;
+  }
+}
+
+/** Reads a recorded message's field back; undefined for anything else. */
+export function parseMessageName(text: string): MessageName | undefined {
+  if (text === 'card') return { kind: 'card' };
+  const diff = /^diff:v(\d+)$/.exec(text);
+  if (diff !== null) return { kind: 'diff', version: Number(diff[1]) };
+  const escalation = /^escalation:v(\d+):([a-z0-9]+):(.+)$/.exec(text);
+  const step = escalation === null ? undefined : parseChainStepKey(escalation[2] ?? '');
+  if (escalation === null || step === undefined) return undefined;
+  return { kind: 'escalation', version: Number(escalation[1]), step, channel: escalation[3] ?? '' };
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
-import { commitLoop, RunCommit } from './store.ts';
+import { commitLoop, RunCommit } from './run-commit.ts';
 import type { StepOutcome } from './types.ts';
 
 export type OutcomeResult =

@@ -96,6 +96,7 @@ export function projectRun(config: AuthorityConfig, runId: string, state: RunSta
         ? current.plan.steps.map((step) => step.id)
         : Object.keys(current.stepHistory),
     ...(fields.escalatedAt === undefined ? {} : { escalatedAt: fields.escalatedAt }),
+    ...(fields.chainStep === undefined ? {} : { chainStep: fields.chainStep }),
     createdAt: fields.createdAt,
   };
 }

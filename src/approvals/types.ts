@@ -10,6 +10,7 @@ import type {
   ValidatedPlan,
   ValidatedStep,
 } from '../pipeline/index.ts';
+import type { ChainStep } from './escalation.ts';
 
 export type RunStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'invalid';
 
@@ -105,6 +106,8 @@ export interface RunView {
   readonly usedStepIds: readonly string[];
   /** When the latest escalation level fired (ms since epoch). */
   readonly escalatedAt?: number;
+  /** The last escalation chain step that fired, and for which version (absent before the first). */
+  readonly chainStep?: { readonly version: number; readonly step: string };
   readonly createdAt: number;
 }
 
@@ -133,7 +136,14 @@ export type UseCaseResult =
       readonly previous: StoredVersion;
       readonly diff: PlanDiff<ValidatedStep>;
     }
-  | { readonly kind: 'escalated'; readonly run: RunView; readonly level: number }
+  | {
+      readonly kind: 'escalated';
+      readonly run: RunView;
+      readonly level: number;
+      /** The chain step that fired (the level, or one of its re-notifications). */
+      readonly step: Extract<ChainStep, { kind: 'escalate' }>;
+    }
+  | { readonly kind: 'reminded'; readonly run: RunView }
   | { readonly kind: 'stale'; readonly run: RunView; readonly currentVersion: number }
   | {
       readonly kind: 'already_decided';
@@ -205,8 +215,11 @@ export type JournalEvent =
       readonly type: 'escalated';
       readonly version: number;
       readonly level: number;
+      /** 1… for a re-notification of the level (absent for the level itself). */
+      readonly repeat?: number;
       readonly notified: readonly string[];
     }
+  | { readonly type: 'reminded'; readonly version: number }
   | { readonly type: 'expired'; readonly version: number }
   | {
       readonly type: 'refused';

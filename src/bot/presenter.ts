@@ -1,3 +1,11 @@
+/**
+ * Renders what approvals decided, in Slack. `show` takes every committed result (the service's
+ * `onCommitted` listener) and brings the run's messages up to date: the card (posted once, updated in
+ * place), the diff message of an edit, the escalation and reminder messages, and the decided state on
+ * every message of the run. `answer` tells the person who clicked, privately, what their click came to
+ * when the card alone does not say it (a refusal, a partial approval). Each result kind is rendered in
+ * exactly one place, and nothing here decides anything: it renders the answers it is given.
+ */
 import {
   buildApprovalCard,
   buildDiffMessage,
@@ -5,18 +13,23 @@ import {
   buildNotice,
   type EscalationStepLabel,
 } from '../../views/index.ts';
-import type { ApprovalService, RunView, StoredVersion, UseCaseResult } from '../approvals/index.ts';
-import type { CountersignConfig, EscalationGrant } from '../config/index.ts';
-import { diffPlans } from '../pipeline/index.ts';
+import type { ApprovalQueries, ApprovalService } from '../approvals/index.ts';
 import {
   type ChainStep,
   chainStepKey,
-  type EscalationMessageKey,
-  escalationMessageName,
-  parseEscalationMessageName,
-} from '../queue/timer-plan.ts';
-import type { Metrics } from './metrics.ts';
-import type { CardLedger, MessageRef, SlackGateway } from './slack-gateway.ts';
+  type EscalationTarget,
+  escalationTarget,
+  type MessageLedger,
+  type MessageRef,
+  messageName,
+  parseMessageName,
+  type RunView,
+  type StoredVersion,
+  type UseCaseResult,
+} from '../approvals/index.ts';
+import type { CountersignConfig } from '../config/index.ts';
+import { diffPlans } from '../pipeline/index.ts';
+import type { CardLedger, SlackGateway } from './slack-gateway.ts';
 
 /** Who caused a result and where, so refusals can be answered privately in the right place. */
 export interface Audience {
@@ -24,51 +37,41 @@ export interface Audience {
   readonly channel?: string;
 }
 
-/**
- * Turns use-case results into what people see in Slack: the card (posted once, updated in place), the
- * diff message in its thread, decided states on every message of the run, and private notices for
- * refusals. Listeners, the intake worker and timers all hand their results here, so each result kind
- * is rendered in exactly one place.
- */
+export interface PresenterDeps {
+  readonly runs: Pick<ApprovalQueries, 'getVersion' | 'getOutcomes'>;
+  readonly messages: MessageLedger;
+  readonly gateway: SlackGateway;
+  readonly config: CountersignConfig;
+  readonly clock: () => number;
+  readonly tz?: string;
+  /** Failures that reach no user (an escalation message that could not be posted). */
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
 export class Presenter {
-  constructor(
-    private readonly deps: {
-      readonly approvals: ApprovalService;
-      readonly gateway: SlackGateway;
-      readonly config: CountersignConfig;
-      readonly metrics: Metrics;
-      readonly clock: () => number;
-      readonly tz?: string;
-      /**
-       * Called with every result before it is shown: the timers reschedule an edited run and stop a
-       * decided run's escalation chain here, whichever entry point (click, modal, timer) produced it.
-       */
-      readonly onResult?: (result: UseCaseResult) => Promise<void>;
-      /** Failures that reach no user (an escalation message that could not be posted). */
-      readonly onError?: (error: unknown, context: string) => void;
-    },
-  ) {}
+  constructor(private readonly deps: PresenterDeps) {}
 
   /** The ledger the gateway uses to post each run's card at most once. */
-  static ledger(approvals: ApprovalService): CardLedger {
+  static ledger(approvals: Pick<ApprovalService, 'recordPosted'>, messages: MessageLedger): CardLedger {
     return {
-      cardOf: async (runId) => (await approvals.messages(runId)).card,
+      cardOf: async (runId) => (await messages.all(runId))[messageName({ kind: 'card' })],
       recordCard: (runId, version, ref) => approvals.recordPosted({ runId, version, ...ref }),
     };
   }
 
-  /** Renders one use-case result. */
-  async present(result: UseCaseResult, audience: Audience = {}): Promise<void> {
-    this.deps.metrics.observe(result);
-    await this.deps.onResult?.(result);
+  /** Brings Slack up to date with a committed result. */
+  async show(result: UseCaseResult): Promise<void> {
     switch (result.kind) {
       case 'pending':
-      case 'escalated':
-        await this.showCard(result.run);
-        return;
       case 'awaiting':
         await this.showCard(result.run);
-        await this.whisper(result, audience);
+        return;
+      case 'escalated':
+        await this.showCard(result.run);
+        await this.showChainStep(result.run, result.step);
+        return;
+      case 'reminded':
+        await this.showChainStep(result.run, { kind: 'remind' });
         return;
       case 'approved':
       case 'rejected':
@@ -79,17 +82,41 @@ export class Presenter {
       case 'edited':
         await this.showEdit(result);
         return;
-      case 'duplicate':
-        // A retried submission: make sure its card exists (the gateway never posts it twice).
-        if (result.run.status === 'pending') await this.showCard(result.run);
-        return;
       case 'invalid':
-        // A re-check that failed at approval: the card says why, and so does the private answer.
+        // A re-check that failed at approval: the card says why.
         if (result.run !== undefined) await this.showCard(result.run);
-        await this.whisper(result, audience);
         return;
       default:
-        await this.whisper(result, audience);
+        return;
+    }
+  }
+
+  /**
+   * Posts a pending run's card if none was ever recorded (a process that died between storing a run
+   * and posting it: a retried submission, reconciliation at start). A recorded card is left alone.
+   */
+  async ensureCard(run: RunView): Promise<void> {
+    if (run.status !== 'pending') return;
+    if ((await this.deps.messages.all(run.runId))[messageName({ kind: 'card' })] === undefined) {
+      await this.showCard(run);
+    }
+  }
+
+  /** A private answer to the person who acted, when the card does not say it all. */
+  async answer(result: UseCaseResult, audience: Audience): Promise<void> {
+    switch (result.kind) {
+      case 'pending':
+      case 'approved':
+      case 'rejected':
+      case 'expired':
+      case 'edited':
+      case 'escalated':
+      case 'reminded':
+      case 'duplicate':
+        return;
+      default:
+        if (audience.userId === undefined || audience.channel === undefined) return;
+        await this.deps.gateway.whisper(audience.channel, audience.userId, buildNotice(result, this.time()));
     }
   }
 
@@ -97,13 +124,8 @@ export class Presenter {
   async showCard(run: RunView): Promise<MessageRef> {
     const channel = this.deps.config.agents[run.agent]?.channel;
     if (channel === undefined) throw new Error(`agent ${run.agent} has no channel configured`);
-    const outcomes = run.status === 'approved' ? await this.deps.approvals.getOutcomes(run.runId) : [];
-    const message = buildApprovalCard({
-      run,
-      config: this.deps.config,
-      outcomes,
-      ...this.time(),
-    });
+    const outcomes = run.status === 'approved' ? await this.deps.runs.getOutcomes(run.runId) : [];
+    const message = buildApprovalCard({ run, config: this.deps.config, outcomes, ...this.time() });
     return this.deps.gateway.showCard({ runId: run.runId, version: run.version, channel, message });
   }
 
@@ -111,45 +133,34 @@ export class Presenter {
   private async showEdit(result: Extract<UseCaseResult, { kind: 'edited' }>): Promise<void> {
     const card = await this.showCard(result.run);
     await this.refreshThread(result.run);
-    const message = buildDiffMessage({
-      runId: result.run.runId,
-      previous: result.previous,
-      current: result.run.current,
-      diff: result.diff,
-      editorId: result.run.current.createdBy,
-      config: this.deps.config,
-      run: result.run,
-      ...this.time(),
-    });
-    const posted = await this.deps.gateway.reply(card, message);
-    await this.deps.approvals.recordMessage(result.run.runId, `diff:v${result.run.version}`, posted);
+    const posted = await this.deps.gateway.reply(
+      card,
+      this.diffMessage(result.run, result.previous, result.run.current),
+    );
+    await this.deps.messages.record(result.run.runId, { kind: 'diff', version: result.run.version }, posted);
   }
 
   /**
-   * An escalation step fired (or the reminder): the level's people get the escalation message by DM
-   * and/or in its channel — the reminder goes to the card's channel — and each message is recorded, so
-   * a decision or an edit updates it. Targets already recorded are skipped (a retried job posts only
-   * what is missing). One failing target (an unknown user, a channel the bot is not in) does not stop
-   * the others and is reported, not thrown: the Web API client has retried it already, and retrying the
-   * job would record the escalation again.
+   * A chain step fired: the people it notifies get the escalation message by DM and/or in the level's
+   * channel — the reminder goes to the card's channel — each recorded, so a decision or an edit updates
+   * it. Targets already recorded are skipped (a retried step posts only what is missing). One failing
+   * target (an unknown user, a channel the bot is not in) does not stop the others and is reported, not
+   * thrown: the Web API client has retried it already.
    */
-  async showEscalation(run: RunView, step: ChainStep): Promise<void> {
-    const target = this.escalationTarget(
-      run.agent,
-      step.kind === 'escalate' ? { level: step.level, repeat: step.repeat } : { repeat: 0 },
-    );
+  private async showChainStep(run: RunView, step: ChainStep): Promise<void> {
+    const target = escalationTarget(this.deps.config, run.agent, step);
     const message = this.escalationMessage(run, run.current, target);
-    const recorded = await this.deps.approvals.messages(run.runId);
-    const { channel: levelChannel } = target;
+    const recorded = await this.deps.messages.all(run.runId);
+    const { channel: targetChannel } = target;
     const opens = target.notified.map((user) => () => this.deps.gateway.openDm([user]));
-    if (levelChannel !== undefined) opens.push(async () => levelChannel);
+    if (targetChannel !== undefined) opens.push(async () => targetChannel);
     for (const open of opens) {
       try {
         const channel = await open();
-        const name = escalationMessageName(run.version, chainStepKey(step), channel);
-        if (recorded[name] !== undefined) continue;
+        const name = { kind: 'escalation', version: run.version, step, channel } as const;
+        if (recorded[messageName(name)] !== undefined) continue;
         const posted = await this.deps.gateway.post(channel, message);
-        await this.deps.approvals.recordMessage(run.runId, name, posted);
+        await this.deps.messages.record(run.runId, name, posted);
       } catch (error) {
         const report = this.deps.onError ?? ((e, context) => console.error(`countersign: ${context}:`, e));
         report(error, `posting the ${chainStepKey(step)} escalation message of run ${run.runId}`);
@@ -157,44 +168,16 @@ export class Presenter {
     }
   }
 
-  /**
-   * Who an escalation step is for, from today's config: the level's people (DMs) and channel, or for the
-   * reminder the card's channel. A level since removed from the config notifies nobody.
-   */
-  private escalationTarget(
-    agent: string,
-    key: Pick<EscalationMessageKey, 'level' | 'repeat'>,
-  ): {
-    label: EscalationStepLabel;
-    notified: readonly string[];
-    group?: string;
-    channel?: string;
-    may?: EscalationGrant;
-  } {
-    if (key.level === undefined) {
-      const channel = this.deps.config.agents[agent]?.channel;
-      return { label: { kind: 'reminder' }, notified: [], ...(channel === undefined ? {} : { channel }) };
-    }
-    const level = this.deps.config.escalation[agent]?.levels[key.level - 1];
-    return {
-      label: { kind: 'escalation', level: key.level, repeat: key.repeat },
-      notified: level?.notify ?? [],
-      ...(level?.group === undefined ? {} : { group: level.group }),
-      ...(level?.channel === undefined ? {} : { channel: level.channel }),
-      ...(level?.may === undefined ? {} : { may: level.may }),
-    };
-  }
-
-  private escalationMessage(
-    run: RunView,
-    version: StoredVersion,
-    target: ReturnType<Presenter['escalationTarget']>,
-  ) {
+  private escalationMessage(run: RunView, version: StoredVersion, target: EscalationTarget) {
     const cardChannel = this.deps.config.agents[run.agent]?.channel;
+    const label: EscalationStepLabel =
+      target.step.kind === 'remind'
+        ? { kind: 'reminder' }
+        : { kind: 'escalation', level: target.step.level, repeat: target.step.repeat };
     return buildEscalationMessage({
       run,
       version,
-      step: target.label,
+      step: label,
       notified: target.notified,
       ...(target.group === undefined ? {} : { group: target.group }),
       ...(target.may === undefined ? {} : { may: target.may }),
@@ -204,53 +187,42 @@ export class Presenter {
     });
   }
 
+  private diffMessage(run: RunView, previous: StoredVersion, current: StoredVersion) {
+    return buildDiffMessage({
+      runId: run.runId,
+      previous,
+      current,
+      diff: diffPlans(previous.plan, current.plan),
+      editorId: current.createdBy,
+      config: this.deps.config,
+      run,
+      ...this.time(),
+    });
+  }
+
   /**
    * Re-renders every message of the run besides the card — diff messages and escalation messages —
    * against its present state: superseded or decided, without buttons.
    */
   private async refreshThread(run: RunView): Promise<void> {
-    const messages = await this.deps.approvals.messages(run.runId);
-    for (const [name, ref] of Object.entries(messages)) {
-      const escalation = parseEscalationMessageName(name);
-      if (escalation !== undefined) {
-        if (escalation.version === run.version && run.status === 'pending') continue;
-        const shown =
-          escalation.version === run.version
-            ? run.current
-            : await this.deps.approvals.getVersion(run.runId, escalation.version);
-        if (shown === undefined) continue;
-        const target = this.escalationTarget(run.agent, escalation);
+    const live = (version: number) => version === run.version && run.status === 'pending';
+    for (const [text, ref] of Object.entries(await this.deps.messages.all(run.runId))) {
+      const name = parseMessageName(text);
+      if (name === undefined || name.kind === 'card' || live(name.version)) continue;
+      const shown =
+        name.version === run.version ? run.current : await this.deps.runs.getVersion(run.runId, name.version);
+      if (shown === undefined) continue;
+      if (name.kind === 'escalation') {
+        const target = escalationTarget(this.deps.config, run.agent, name.step);
         await this.deps.gateway.update(ref, this.escalationMessage(run, shown, target));
         continue;
       }
-      const version = /^diff:v(\d+)$/.exec(name)?.[1];
-      if (version === undefined || (Number(version) === run.version && run.status === 'pending')) continue;
-      const current = await this.deps.approvals.getVersion(run.runId, Number(version));
       const previous =
-        current?.baseVersion === undefined
+        shown.baseVersion === undefined
           ? undefined
-          : await this.deps.approvals.getVersion(run.runId, current.baseVersion);
-      if (current === undefined || previous === undefined) continue;
-      await this.deps.gateway.update(
-        ref,
-        buildDiffMessage({
-          runId: run.runId,
-          previous,
-          current,
-          diff: diffPlans(previous.plan, current.plan),
-          editorId: current.createdBy,
-          config: this.deps.config,
-          run,
-          ...this.time(),
-        }),
-      );
+          : await this.deps.runs.getVersion(run.runId, shown.baseVersion);
+      if (previous !== undefined) await this.deps.gateway.update(ref, this.diffMessage(run, previous, shown));
     }
-  }
-
-  /** A private answer to the person who clicked: refusals say why and that nothing changed. */
-  private async whisper(result: UseCaseResult, audience: Audience): Promise<void> {
-    if (audience.userId === undefined || audience.channel === undefined) return;
-    await this.deps.gateway.whisper(audience.channel, audience.userId, buildNotice(result, this.time()));
   }
 
   private time(): { now: number; tz?: string } {

@@ -8,11 +8,9 @@ export interface SlackMessage {
   readonly blocks: readonly (KnownBlock | Block)[];
 }
 
-/** Where a message lives. */
-export interface MessageRef {
-  readonly channel: string;
-  readonly ts: string;
-}
+import type { MessageRef } from '../approvals/message-ledger.ts';
+
+export type { MessageRef };
 
 /** Where the card of each run was posted; the approval store keeps it (see ApprovalService.recordPosted). */
 export interface CardLedger {

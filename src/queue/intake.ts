@@ -2,17 +2,17 @@
  * The `intake` processor: an agent's signed submission → a stored v1 (or a refusal).
  *
  * Inputs: job data = `SignedSubmission` (src/pipeline/submission.ts); `job.timestamp` = when it was
- * enqueued. Outputs: the approvals service stores the run (`submitPlan`) and, for a pending run, the
- * `schedule` port sets its timers and the `onPending` port posts the card; an invalid or all-auto
- * plan is decided and delivered by the service itself. Refusals — unknown agent, bad signature,
- * replay, reused nonce — are journaled (`refuseSubmission`), post nothing, and complete the job:
- * retrying cannot make them valid. Returns an `IntakeSummary`. Malformed job data (no usable run id
- * to journal under) fails without retry; infrastructure errors throw and BullMQ retries with backoff.
+ * enqueued. Outputs: the approvals service stores the run (`submitPlan`); what follows a committed run
+ * — its timers, its card, the decision of an invalid or all-auto plan — is the service's listeners'
+ * and delivery's to do. Refusals — unknown agent, bad signature, replay, reused nonce — go to the
+ * refusal log, post nothing, and complete the job: retrying cannot make them valid. Returns an
+ * `IntakeSummary`. Malformed job data (no usable run id to log under) fails without retry;
+ * infrastructure errors throw and BullMQ retries with backoff.
  *
  * Idempotency: a retry of the same job finds its own run id under the nonce and proceeds; the service
- * answers a second store of the same run with `duplicate`, for which the card and timers are asked
- * for again (both ports are idempotent per version), so a crash between storing and posting still
- * ends with a card.
+ * answers a second store of the same run with `duplicate`, for which `onDuplicate` asks for the card
+ * and timers again (both idempotent per version), so a crash between storing and posting still ends
+ * with a card.
  */
 import { type JobsOptions, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -21,10 +21,14 @@ import type { Keys } from '../approvals/keys.ts';
 import type { RunView, UseCaseResult } from '../approvals/types.ts';
 import { RUN_ID_PATTERN, type SignedSubmission, verifySubmission } from '../pipeline/index.ts';
 
-/** The use cases intake calls (the approvals service provides them). */
+/** The use case intake calls (the approvals service provides it). */
 export interface IntakeUseCases {
   submitPlan(input: { runId: string; agent: string; raw: string; nonce?: string }): Promise<UseCaseResult>;
-  refuseSubmission(input: { runId: string; agent: string; reason: string }): Promise<void>;
+}
+
+/** Where refused submissions are recorded (`RefusalLog`). */
+export interface RefusalSink {
+  record(input: { runId: string; agent: string; reason: string }): Promise<void>;
 }
 
 /** A port called with a run that needs people: posts or reconciles its card (idempotent per version). */
@@ -32,18 +36,18 @@ export type RunPort = (run: RunView) => Promise<void>;
 
 export interface IntakeDependencies {
   readonly service: IntakeUseCases;
+  readonly refusals: RefusalSink;
   /** Shared connection for nonce records (no blocking commands). */
   readonly redis: Redis;
   readonly keys: Keys;
   /** Configured agent names. An agent missing here, or without a secret, is unknown. */
   readonly agents: Readonly<Record<string, unknown>>;
   readonly secrets: (agent: string) => string | undefined;
-  /** Posts the card for a pending run (the Slack bot fills this in). Default: nothing. */
-  readonly onPending?: RunPort;
-  /** Schedules a pending run's expiry and escalation timers (the timers issue). Default: nothing. */
-  readonly schedule?: RunPort;
-  /** Sees every submission's result (metrics: rejections by phase, decisions made at intake). */
-  readonly observe?: (result: UseCaseResult) => void;
+  /**
+   * A retried submission whose run is still pending: makes sure its timers and its card exist (both
+   * idempotent per version). Default: nothing.
+   */
+  readonly onDuplicate?: RunPort;
   /** How far `issuedAt` may be from the enqueue time (default 5 minutes). */
   readonly replayWindowMs?: number;
   /** How long a nonce is remembered (default 24 hours: far longer than any replay window). */
@@ -108,8 +112,7 @@ const submissionSchema = z.object({
 export function createIntakeProcessor(deps: IntakeDependencies): (job: IntakeJob) => Promise<IntakeSummary> {
   const replayWindowMs = deps.replayWindowMs ?? REPLAY_WINDOW_MS;
   const nonceTtlMs = deps.nonceTtlMs ?? NONCE_TTL_MS;
-  const onPending = deps.onPending ?? (async () => {});
-  const schedule = deps.schedule ?? (async () => {});
+  const onDuplicate = deps.onDuplicate ?? (async () => {});
 
   return async (job) => {
     const parsed = submissionSchema.safeParse(job.data);
@@ -123,17 +126,12 @@ export function createIntakeProcessor(deps: IntakeDependencies): (job: IntakeJob
 
     const reason = await refusalReason(submission, job.timestamp);
     if (reason !== undefined) {
-      await deps.service.refuseSubmission({ runId, agent, reason });
+      await deps.refusals.record({ runId, agent, reason });
       return { kind: 'refused', runId, reason };
     }
 
     const result = await deps.service.submitPlan({ runId, agent, raw: submission.body.plan, nonce });
-    deps.observe?.(result);
-    if (result.kind === 'pending' || (result.kind === 'duplicate' && result.run.status === 'pending')) {
-      // Timers first: the expiry must not wait for Slack (a failing card post retries this job).
-      await schedule(result.run);
-      await onPending(result.run);
-    }
+    if (result.kind === 'duplicate' && result.run.status === 'pending') await onDuplicate(result.run);
     const version = 'run' in result && result.run !== undefined ? result.run.version : undefined;
     return { kind: result.kind, runId, ...(version === undefined ? {} : { version }) };
 

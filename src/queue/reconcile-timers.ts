@@ -8,8 +8,6 @@ export interface ReconcileDependencies {
   };
   /** `TimerScheduler.ensure`: the expiry job and the next chain step of the run's current version. */
   readonly ensure: (run: RunView) => Promise<void>;
-  /** The presenter: an expiry found here is shown like one the timer found. */
-  readonly present: (result: UseCaseResult) => Promise<void>;
   /** Milliseconds since the epoch (default `Date.now`). */
   readonly clock?: () => number;
   /** Runs handled at once (default 16). */
@@ -32,9 +30,9 @@ export interface ReconcileSummary {
  * Boot-time reconciliation (DESIGN.md §8): timers are durable BullMQ jobs, but a process can die
  * between a commit and scheduling (an edit's new clock), or a job can end up failed. For every pending
  * run: past `expiresAt` → expire it now (the service decides exactly once even if the timer fires at
- * the same moment) and show it; otherwise make sure its version's expiry job and next escalation step
+ * the same moment, and its listeners show it); otherwise make sure its version's expiry job and next escalation step
  * exist. Idempotent: deterministic job ids make a second pass add nothing.
- * @example await reconcileTimers({ service: approvals, ensure: (run) => scheduler.ensure(run), present: (r) => presenter.present(r) });
+ * @example await reconcileTimers({ service: approvals, ensure: (run) => scheduler.ensure(run) });
  */
 export async function reconcileTimers(deps: ReconcileDependencies): Promise<ReconcileSummary> {
   const clock = deps.clock ?? Date.now;
@@ -55,7 +53,6 @@ export async function reconcileTimers(deps: ReconcileDependencies): Promise<Reco
     if (clock() >= Date.parse(run.current.plan.expiresAt)) {
       const result = await deps.service.expire({ runId, version: run.version });
       if (result.kind === 'expired') expired++;
-      await deps.present(result);
       return;
     }
     await deps.ensure(run);

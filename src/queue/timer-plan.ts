@@ -1,11 +1,11 @@
 /**
  * The timers of one plan version (DESIGN.md §8), as pure data: its expiry, and its escalation chain —
  * the optional reminder, each configured level, and the re-notifications of the last level — with
- * the instant each is due, the deterministic BullMQ job id, and the name under which the messages a
- * step posted are recorded. Those recorded names are how the scheduler knows how far a version's
- * chain has got (a step is done once its message is recorded), so scheduling stays idempotent
- * without any extra state.
+ * the instant each is due and the deterministic BullMQ job id. How far a version's chain has got is
+ * recorded by the approvals service in the commit of the step that fired (`RunView.chainStep`), so
+ * scheduling the next step is idempotent without inferring anything from Slack.
  */
+import { type ChainStep, chainStepKey } from '../approvals/escalation.ts';
 import type { RunView } from '../approvals/types.ts';
 import type { EscalationPolicy } from '../config/define-config.ts';
 import { escalateJobId, expireJobId, remindJobId } from './names.ts';
@@ -25,8 +25,15 @@ export type TimerJobData =
       readonly repeat: number;
     };
 
-/** One step of a version's escalation chain. */
-export type ChainStep = Extract<TimerJobData, { kind: 'remind' | 'escalate' }>;
+/** The job of one step of a version's escalation chain. */
+export type ChainJob = Extract<TimerJobData, { kind: 'remind' | 'escalate' }>;
+
+/** The chain step a job is for. */
+export function chainStepOf(job: ChainJob): ChainStep {
+  return job.kind === 'remind'
+    ? { kind: 'remind' }
+    : { kind: 'escalate', level: job.level, repeat: job.repeat };
+}
 
 /** A job to add: its id, when it is due (ms since epoch) and its data. */
 export interface TimerJobSpec<D extends TimerJobData = TimerJobData> {
@@ -36,7 +43,8 @@ export interface TimerJobSpec<D extends TimerJobData = TimerJobData> {
 }
 
 /** What the timers of a version are computed from. */
-export type TimerSubject = Pick<RunView, 'runId' | 'agent' | 'version' | 'current'>;
+export type TimerSubject = Pick<RunView, 'runId' | 'agent' | 'version' | 'current'> &
+  Partial<Pick<RunView, 'chainStep' | 'escalationLevel' | 'escalatedAt'>>;
 
 /** The expiry timer of the run's current version; `expiresAt` is the same for every version. */
 export function expiryJob(run: TimerSubject): TimerJobSpec<Extract<TimerJobData, { kind: 'expire' }>> {
@@ -55,12 +63,12 @@ export function expiryJob(run: TimerSubject): TimerJobSpec<Extract<TimerJobData,
 export function escalationChain(
   policy: EscalationPolicy | undefined,
   run: TimerSubject,
-): TimerJobSpec<ChainStep>[] {
+): TimerJobSpec<ChainJob>[] {
   if (policy === undefined) return [];
   const start = run.current.createdAt;
   const expiresAt = Date.parse(run.current.plan.expiresAt);
   const base = { runId: run.runId, agent: run.agent, version: run.version };
-  const jobs: TimerJobSpec<ChainStep>[] = [];
+  const jobs: TimerJobSpec<ChainJob>[] = [];
   if (policy.reminderAfterMs !== undefined) {
     jobs.push({
       id: remindJobId(run.runId, run.version),
@@ -88,25 +96,30 @@ export function escalationChain(
 }
 
 /**
- * The step to schedule for the current version: the one after the last step whose message is recorded
- * (`recorded` = names of the run's recorded messages), or undefined when the chain is done.
+ * The step to schedule for the current version: the one after the last step that fired for it, or
+ * undefined when the chain is done.
  */
 export function nextChainJob(
   policy: EscalationPolicy | undefined,
   run: TimerSubject,
-  recorded: Iterable<string>,
-): TimerJobSpec<ChainStep> | undefined {
+): TimerJobSpec<ChainJob> | undefined {
   const chain = escalationChain(policy, run);
-  const done = new Set<string>();
-  for (const name of recorded) {
-    const parsed = parseEscalationMessageName(name);
-    if (parsed?.version === run.version) done.add(parsed.step);
-  }
-  let next = 0;
-  chain.forEach((job, index) => {
-    if (done.has(chainStepKey(job.data))) next = index + 1;
-  });
-  return chain[next];
+  const fired = lastFired(run);
+  const index =
+    fired === undefined ? -1 : chain.findIndex((job) => chainStepKey(chainStepOf(job.data)) === fired);
+  return chain[index + 1];
+}
+
+/**
+ * The key of the last chain step that fired for the run's current version. Runs stored before the
+ * service recorded it: the level it last escalated to, if that happened since the version began.
+ */
+function lastFired(run: TimerSubject): string | undefined {
+  if (run.chainStep !== undefined)
+    return run.chainStep.version === run.version ? run.chainStep.step : undefined;
+  const level = run.escalationLevel ?? 0;
+  const since = run.escalatedAt ?? 0;
+  return level > 0 && since >= run.current.createdAt ? `l${level}` : undefined;
 }
 
 /** The chain step after `step` in its version's chain, or undefined after the last. */
@@ -114,10 +127,10 @@ export function chainJobAfter(
   policy: EscalationPolicy | undefined,
   run: TimerSubject,
   step: ChainStep,
-): TimerJobSpec<ChainStep> | undefined {
+): TimerJobSpec<ChainJob> | undefined {
   const chain = escalationChain(policy, run);
   const key = chainStepKey(step);
-  const index = chain.findIndex((job) => chainStepKey(job.data) === key);
+  const index = chain.findIndex((job) => chainStepKey(chainStepOf(job.data)) === key);
   return index < 0 ? undefined : chain[index + 1];
 }
 
@@ -144,40 +157,4 @@ export function timerJobIds(
       ids.push(escalateJobId(runId, version, policy.levels.length, repeat));
   }
   return ids;
-}
-
-/** A chain step's short name in message names: `reminder`, `l2`, `l2r1`. */
-export function chainStepKey(step: ChainStep): string {
-  if (step.kind === 'remind') return 'reminder';
-  return `l${step.level}${step.repeat > 0 ? `r${step.repeat}` : ''}`;
-}
-
-/**
- * Where a chain step's message is recorded in the run's messages (one name per channel it went to).
- * @example escalationMessageName(2, 'l1', 'D0ABC') // 'escalation:v2:l1:D0ABC'
- */
-export function escalationMessageName(version: number, step: string, channel: string): string {
-  return `escalation:v${version}:${step}:${channel}`;
-}
-
-/** The escalation step a recorded message name stands for. */
-export interface EscalationMessageKey {
-  readonly version: number;
-  readonly step: string;
-  /** undefined for the reminder. */
-  readonly level?: number;
-  readonly repeat: number;
-}
-
-/** Reads an escalation message name back; undefined for other names (`card`, `diff:v2`). */
-export function parseEscalationMessageName(name: string): EscalationMessageKey | undefined {
-  const match = /^escalation:v(\d+):(reminder|l(\d+)(?:r(\d+))?):/.exec(name);
-  if (match === null) return undefined;
-  const [, version = '0', step = '', level, repeat] = match;
-  return {
-    version: Number(version),
-    step,
-    ...(level === undefined ? {} : { level: Number(level) }),
-    repeat: repeat === undefined ? 0 : Number(repeat),
-  };
 }

@@ -1,10 +1,10 @@
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { ChainStep } from '../approvals/escalation.ts';
 import type { RunView, UseCaseResult } from '../approvals/types.ts';
 import type { EscalationPolicy } from '../config/define-config.ts';
 import { bullPrefix, TIMERS_QUEUE } from './names.ts';
 import {
-  type ChainStep,
   chainJobAfter,
   expiryJob,
   nextChainJob,
@@ -15,8 +15,8 @@ import {
 
 /**
  * Options of every timer job. Processing faults (Redis, Slack) are retried with backoff; a finished
- * job is removed at once — a chain's progress is read from the messages its steps recorded, not from
- * kept jobs — and a failed one is kept a week for inspection (`reconcile` retries it on boot).
+ * job is removed at once — a chain's progress is recorded on the run by the step that fired, not read
+ * from kept jobs — and a failed one is kept a week for inspection (`reconcile` retries it on boot).
  */
 export const TIMER_JOB_OPTIONS = {
   attempts: 5,
@@ -32,8 +32,6 @@ export interface TimerSchedulerOptions {
   readonly prefix?: string;
   /** Escalation policy per agent (`config.escalation`). */
   readonly escalation: Readonly<Record<string, EscalationPolicy>>;
-  /** The names of the messages recorded for a run (`ApprovalService.messages`): how far its chain got. */
-  readonly recordedMessages: (runId: string) => Promise<Readonly<Record<string, unknown>>>;
   /** Milliseconds since the epoch (default `Date.now`). */
   readonly clock?: () => number;
 }
@@ -44,15 +42,13 @@ export interface TimerSchedulerOptions {
  * escalation chain. Every operation is idempotent: job ids are deterministic, and BullMQ ignores an
  * add whose id exists.
  * @example
- * const timers = new TimerScheduler({ connection: redis, escalation: config.escalation,
- *   recordedMessages: (runId) => approvals.messages(runId) });
- * await timers.schedule(run); // intake's `schedule` port
+ * const timers = new TimerScheduler({ connection: redis, escalation: config.escalation });
+ * approvals.onCommitted((result) => timers.onCommitted(result));
  */
 export class TimerScheduler {
   readonly queue: Queue<TimerJobData>;
   private readonly redis: Redis;
   private readonly escalation: Readonly<Record<string, EscalationPolicy>>;
-  private readonly recordedMessages: TimerSchedulerOptions['recordedMessages'];
   private readonly clock: () => number;
 
   constructor(options: TimerSchedulerOptions) {
@@ -62,23 +58,22 @@ export class TimerScheduler {
     });
     this.redis = options.connection;
     this.escalation = options.escalation;
-    this.recordedMessages = options.recordedMessages;
     this.clock = options.clock ?? Date.now;
   }
 
   /**
    * Ensures a pending run's current version has its expiry job and the next step of its escalation
-   * chain (after the last step whose message is recorded). Called by intake for a new run, after an
-   * edit, and by boot-time reconciliation.
+   * chain (after the last step that fired). For a new run, after an edit, for a retried submission,
+   * and at boot.
    */
   async schedule(run: RunView): Promise<void> {
     if (run.status !== 'pending') return;
     await this.add(await this.due(run));
   }
 
-  /** The chain step after `step` (which just fired); nothing after the last, or for another version. */
+  /** The chain step after `step`, which just fired for the run's current version; nothing after the last. */
   async scheduleAfter(run: RunView, step: ChainStep): Promise<void> {
-    if (run.status !== 'pending' || run.version !== step.version) return;
+    if (run.status !== 'pending') return;
     const next = chainJobAfter(this.escalation[run.agent], run, step);
     if (next !== undefined) await this.add([next]);
   }
@@ -98,11 +93,23 @@ export class TimerScheduler {
     return this.remove(run.runId, run.agent, 1, run.version);
   }
 
-  /** The presenter's `onResult` hook: an edit restarts the clock, a decision stops the chain. */
-  async onResult(result: UseCaseResult): Promise<void> {
+  /**
+   * What a committed result means for the timers: a new run gets its timers, an edit restarts the
+   * clock, a step that fired schedules the next, a decision stops the chain.
+   */
+  async onCommitted(result: UseCaseResult): Promise<void> {
     switch (result.kind) {
+      case 'pending':
+        await this.schedule(result.run);
+        return;
       case 'edited':
         await this.reschedule(result.run);
+        return;
+      case 'escalated':
+        await this.scheduleAfter(result.run, result.step);
+        return;
+      case 'reminded':
+        await this.scheduleAfter(result.run, { kind: 'remind' });
         return;
       case 'approved':
       case 'rejected':
@@ -136,11 +143,7 @@ export class TimerScheduler {
   }
 
   private async due(run: RunView): Promise<TimerJobSpec[]> {
-    const policy = this.escalation[run.agent];
-    const next =
-      policy === undefined
-        ? undefined
-        : nextChainJob(policy, run, Object.keys(await this.recordedMessages(run.runId)));
+    const next = nextChainJob(this.escalation[run.agent], run);
     return [expiryJob(run), ...(next === undefined ? [] : [next])];
   }
 

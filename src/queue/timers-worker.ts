@@ -27,8 +27,7 @@ export type TimersWorker = SupervisedWorker<Worker<TimerJobData, TimerSummary>>;
  * delayed job until `expiresAt` (BullMQ's `moveToDelayed` + `DelayedError`), so a skewed clock can
  * delay an expiry but never skip it. The caller owns `connection`.
  * @example
- * const timers = startTimersWorker({ connection, service, presenter, escalation: config.escalation,
- *   scheduleAfter: (run, step) => scheduler.scheduleAfter(run, step) });
+ * const timers = startTimersWorker({ connection, service: approvals });
  */
 export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
   const process = createTimerProcessor(options);

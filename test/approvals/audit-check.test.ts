@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkRunState, type StoredRunState } from '../../src/approvals/audit-check.ts';
 import { journalRecord } from '../../src/approvals/journal.ts';
-import { approvalEntry } from '../../src/approvals/store.ts';
+import { approvalEntry } from '../../src/approvals/run-commit.ts';
 import type { ApprovalRecord, JournalEvent, JournalRecord } from '../../src/approvals/types.ts';
 import {
   type Decision,

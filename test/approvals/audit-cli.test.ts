@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import config from '../../examples/freight/countersign.config.ts';
 import { addedRefundStep, freightPlan } from '../../examples/freight/plans.ts';
 import { createKeys } from '../../src/approvals/keys.ts';
+import { RunCommit } from '../../src/approvals/run-commit.ts';
 import { ApprovalService } from '../../src/approvals/service.ts';
-import { loadRun, RunCommit } from '../../src/approvals/store.ts';
+import { loadRun } from '../../src/approvals/store.ts';
 import { redisUrl, testRedis } from '../helpers/redis.ts';
 import { freightHistory } from '../support/journal-history.ts';
 

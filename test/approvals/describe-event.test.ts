@@ -78,6 +78,18 @@ const cases: { [T in JournalEvent['type']]: readonly (readonly [EventOf<T>, stri
       { type: 'approval', userId: 'U0OP1', version: 2, stepDigests: [DIGEST, DIGEST] },
       'approved by U0OP1 (2 steps of v2)',
     ],
+    [
+      {
+        type: 'approval',
+        userId: 'U0OP1',
+        version: 2,
+        steps: [
+          { id: 's2', digest: DIGEST },
+          { id: 's9', digest: DIGEST },
+        ],
+      },
+      'approved by U0OP1 (2 steps of v2)',
+    ],
   ],
   approved: [
     [
@@ -97,7 +109,12 @@ const cases: { [T in JournalEvent['type']]: readonly (readonly [EventOf<T>, stri
       'escalated v1 to level 2 (notified U0LEAD1, C0ESCALATE)',
     ],
     [{ type: 'escalated', version: 1, level: 1, notified: [] }, 'escalated v1 to level 1 (nobody notified)'],
+    [
+      { type: 'escalated', version: 2, level: 2, repeat: 1, notified: ['U0LEAD1'] },
+      'escalated v2 to level 2, repeat 1 (notified U0LEAD1)',
+    ],
   ],
+  reminded: [[{ type: 'reminded', version: 1 }, "reminded the card's channel about v1"]],
   expired: [[{ type: 'expired', version: 1 }, 'decision: expired v1']],
   refused: [
     [

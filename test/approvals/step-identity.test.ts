@@ -240,7 +240,7 @@ describe('who may act from an escalation is the policy’s decision', () => {
   it('a level without a grant only notifies: the lead may approve nothing and is told why', async () => {
     const svc = service(escalationConfig([{ after: '15m', notify: 'leads' }]));
     const { runId } = await submit(svc, [note, reschedule]);
-    expectKind(await svc.escalate({ runId, version: 1, level: 1, notified: ['U0LEAD1'] }), 'escalated');
+    expectKind(await svc.escalate({ runId, version: 1, level: 1 }), 'escalated');
     const refused = expectKind(await svc.approve({ runId, version: 1, userId: 'U0LEAD1' }), 'unauthorized');
     expect(refused.reason).toMatch(/escalated to you to follow up, not to approve/);
     const run = await svc.getRun(runId);
@@ -254,7 +254,7 @@ describe('who may act from an escalation is the policy’s decision', () => {
       ]),
     );
     const { runId } = await submit(svc, [note, reschedule, refund]);
-    await svc.escalate({ runId, version: 1, level: 1, notified: ['U0LEAD1'] });
+    await svc.escalate({ runId, version: 1, level: 1 });
     const approved = expectKind(await svc.approve({ runId, version: 1, userId: 'U0LEAD1' }), 'awaiting');
     expect(approved.approvedSteps).toEqual(['s2']);
     expect(approved.run.awaiting.map((a) => a.stepId)).toEqual(['s3']);
@@ -274,7 +274,7 @@ describe('who may act from an escalation is the policy’s decision', () => {
       ),
     );
     const first = await submit(memberGrant, [bigRefund]);
-    await memberGrant.escalate({ runId: first.runId, version: 1, level: 1, notified: ['U0LEAD1'] });
+    await memberGrant.escalate({ runId: first.runId, version: 1, level: 1 });
     const one = expectKind(
       await memberGrant.approve({ runId: first.runId, version: 1, userId: 'U0LEAD1' }),
       'awaiting',
@@ -291,7 +291,7 @@ describe('who may act from an escalation is the policy’s decision', () => {
       ),
     );
     const second = await submit(aloneGrant, [bigRefund]);
-    await aloneGrant.escalate({ runId: second.runId, version: 1, level: 1, notified: ['U0LEAD1'] });
+    await aloneGrant.escalate({ runId: second.runId, version: 1, level: 1 });
     const alone = expectKind(
       await aloneGrant.approve({ runId: second.runId, version: 1, userId: 'U0LEAD1' }),
       'approved',
@@ -302,7 +302,7 @@ describe('who may act from an escalation is the policy’s decision', () => {
   it('fails closed for irreversible steps unless the grant says so', async () => {
     const svc = service(escalationConfig([{ after: '15m', notify: 'leads', may: { approve: '*' } }]));
     const { runId } = await submit(svc, [reschedule, refund]);
-    await svc.escalate({ runId, version: 1, level: 1, notified: ['U0LEAD1'] });
+    await svc.escalate({ runId, version: 1, level: 1 });
     const result = expectKind(await svc.approve({ runId, version: 1, userId: 'U0LEAD1' }), 'awaiting');
     // reschedule_delivery is a write; issue_refund is irreversible.
     expect(result.approvedSteps).toEqual(['s2']);
@@ -316,7 +316,7 @@ describe('who may act from an escalation is the policy’s decision', () => {
       ]),
     );
     const { runId } = await submit(svc, [reschedule, bigRefund]);
-    await svc.escalate({ runId, version: 1, level: 1, notified: ['U0LEAD1'] });
+    await svc.escalate({ runId, version: 1, level: 1 });
     const result = expectKind(await svc.approve({ runId, version: 1, userId: 'U0LEAD1' }), 'awaiting');
     expect(result.approvedSteps).toEqual(['s2']);
     expect(result.run.awaiting.map((a) => a.stepId)).toEqual(['s3']);
@@ -330,7 +330,7 @@ describe('who may act from an escalation is the policy’s decision', () => {
       ),
     );
     const { runId } = await submit(svc, [reschedule]);
-    await svc.escalate({ runId, version: 1, level: 1, notified: ['U0LEAD1'] });
+    await svc.escalate({ runId, version: 1, level: 1 });
     const v1 = (await svc.getRun(runId))!.current.plan;
     expectKind(
       await svc.applyEdit({

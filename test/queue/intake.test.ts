@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
-import type { RunView } from '../../src/approvals/index.ts';
+import { RefusalLog, type RunView, type UseCaseResult } from '../../src/approvals/index.ts';
 import { buildPlanText } from '../../src/client/index.ts';
 import { type SignedSubmission, signSubmission } from '../../src/pipeline/index.ts';
 import {
@@ -158,43 +158,50 @@ describe('intake refuses what it cannot trust, stores nothing and posts nothing'
 });
 
 describe('intake stores valid plans', () => {
-  it('stores v1 of a plan that needs people and hands the run to the card and timer ports', async () => {
-    const posted: RunView[] = [];
-    const scheduled: RunView[] = [];
+  it('stores v1 of a plan that needs people (the service’s listeners see it committed); a retry asks for card and timers again', async () => {
+    const committed: UseCaseResult[] = [];
+    const stop = stack.service.onCommitted((result) => {
+      committed.push(result);
+    });
+    const recovered: RunView[] = [];
     const process = createIntakeProcessor({
       service: stack.service,
+      refusals: new RefusalLog(stack.redis, stack.service.keys),
       redis: stack.redis,
       keys: stack.service.keys,
       agents: freightConfig.agents,
       secrets: freightSecrets,
-      onPending: async (run) => {
-        posted.push(run);
-      },
-      schedule: async (run) => {
-        scheduled.push(run);
+      onDuplicate: async (run) => {
+        recovered.push(run);
       },
     });
     const submission = signed();
     const job = { data: submission, timestamp: Date.now() };
-    expect(await process(job)).toEqual({ kind: 'pending', runId: submission.body.runId, version: 1 });
-    // A retry of the same job (the worker died after storing): same nonce, same run → asks for the card again.
-    expect(await process(job)).toEqual({ kind: 'duplicate', runId: submission.body.runId, version: 1 });
-    expect(posted.map((run) => [run.runId, run.version, run.status])).toEqual([
-      [submission.body.runId, 1, 'pending'],
+    try {
+      expect(await process(job)).toEqual({ kind: 'pending', runId: submission.body.runId, version: 1 });
+      // A retry of the same job (the worker died after storing): same nonce, same run → card and timers again.
+      expect(await process(job)).toEqual({ kind: 'duplicate', runId: submission.body.runId, version: 1 });
+    } finally {
+      stop();
+    }
+    expect(committed.map((result) => [result.kind, 'run' in result && result.run?.runId])).toEqual([
+      ['pending', submission.body.runId],
+    ]);
+    expect(recovered.map((run) => [run.runId, run.version, run.status])).toEqual([
       [submission.body.runId, 1, 'pending'],
     ]);
-    expect(scheduled).toHaveLength(2);
   });
 
   it('decides an all-auto plan at intake and delivers the decision once, without a card', async () => {
     const posted: RunView[] = [];
     const process = createIntakeProcessor({
       service: stack.service,
+      refusals: new RefusalLog(stack.redis, stack.service.keys),
       redis: stack.redis,
       keys: stack.service.keys,
       agents: freightConfig.agents,
       secrets: freightSecrets,
-      onPending: async (run) => {
+      onDuplicate: async (run) => {
         posted.push(run);
       },
     });

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { messageName, parseMessageName } from '../../src/approvals/index.ts';
 import type { EscalationPolicy } from '../../src/config/define-config.ts';
 import {
   chainJobAfter,
+  chainStepOf,
   escalationChain,
-  escalationMessageName,
   expiryJob,
   nextChainJob,
-  parseEscalationMessageName,
   timerJobIds,
 } from '../../src/queue/index.ts';
 import { freightEdit, freightV1, NOW, runView } from '../views/fixtures.ts';
@@ -65,23 +65,32 @@ describe('the timers of a version', () => {
     expect(escalationChain(undefined, v2)).toEqual([]);
   });
 
-  it('schedules the step after the last one whose message is recorded, at this version only', () => {
-    expect(nextChainJob(policy, v1, [])?.id).toBe(`remind-${run}-v1`);
-    expect(nextChainJob(policy, v1, ['card', 'diff:v2', escalationMessageName(1, 'l1', 'D0LEAD')])?.id).toBe(
+  it('schedules the step after the last one that fired, at this version only', () => {
+    expect(nextChainJob(policy, v1)?.id).toBe(`remind-${run}-v1`);
+    expect(nextChainJob(policy, { ...v1, chainStep: { version: 1, step: 'l1' } })?.id).toBe(
       `escalate-${run}-v1-l2`,
     );
-    // A message of another version says nothing about this one.
-    expect(nextChainJob(policy, v1, [escalationMessageName(2, 'l2', 'C0ESC')])?.id).toBe(`remind-${run}-v1`);
-    expect(nextChainJob(policy, v1, [escalationMessageName(1, 'l2r1', 'C0ESC')])).toBeUndefined();
+    // Progress of another version says nothing about this one.
+    expect(nextChainJob(policy, { ...v1, chainStep: { version: 2, step: 'l2' } })?.id).toBe(
+      `remind-${run}-v1`,
+    );
+    expect(nextChainJob(policy, { ...v1, chainStep: { version: 1, step: 'l2r1' } })).toBeUndefined();
+  });
+
+  it('reads the progress of a run stored before it was recorded from the level it last escalated to', () => {
+    const escalated = { ...v1, escalationLevel: 1, escalatedAt: NOW + 16 * MIN };
+    expect(nextChainJob(policy, escalated)?.id).toBe(`escalate-${run}-v1-l2`);
+    // Escalated before this version began: its chain starts over.
+    expect(nextChainJob(policy, { ...escalated, escalatedAt: NOW - MIN })?.id).toBe(`remind-${run}-v1`);
   });
 
   it('finds the step after one that fired, and nothing after the last', () => {
     const [reminder, l1, , r1] = escalationChain(policy, v1);
     if (reminder?.data.kind !== 'remind' || l1?.data.kind !== 'escalate' || r1?.data.kind !== 'escalate')
       throw new Error('unexpected chain');
-    expect(chainJobAfter(policy, v1, reminder.data)?.id).toBe(`escalate-${run}-v1-l1`);
-    expect(chainJobAfter(policy, v1, l1.data)?.id).toBe(`escalate-${run}-v1-l2`);
-    expect(chainJobAfter(policy, v1, r1.data)).toBeUndefined();
+    expect(chainJobAfter(policy, v1, chainStepOf(reminder.data))?.id).toBe(`escalate-${run}-v1-l1`);
+    expect(chainJobAfter(policy, v1, chainStepOf(l1.data))?.id).toBe(`escalate-${run}-v1-l2`);
+    expect(chainJobAfter(policy, v1, chainStepOf(r1.data))).toBeUndefined();
   });
 
   it('names every job a decision or an edit removes, expiry included, for each version', () => {
@@ -102,19 +111,24 @@ describe('the timers of a version', () => {
     expect(timerJobIds(run, undefined, 3, 3)).toEqual([`expire-${run}-v3`]);
   });
 
-  it('reads recorded escalation message names back', () => {
-    expect(parseEscalationMessageName('escalation:v2:l2r1:D0ABC')).toEqual({
+  it('names recorded messages one way, and reads the names back', () => {
+    const escalation = {
+      kind: 'escalation',
       version: 2,
-      step: 'l2r1',
-      level: 2,
-      repeat: 1,
-    });
-    expect(parseEscalationMessageName('escalation:v1:reminder:C0OPS')).toEqual({
+      step: { kind: 'escalate', level: 2, repeat: 1 },
+      channel: 'D0ABC',
+    } as const;
+    expect(messageName(escalation)).toBe('escalation:v2:l2r1:D0ABC');
+    expect(parseMessageName('escalation:v2:l2r1:D0ABC')).toEqual(escalation);
+    expect(parseMessageName('escalation:v1:reminder:C0OPS')).toEqual({
+      kind: 'escalation',
       version: 1,
-      step: 'reminder',
-      repeat: 0,
+      step: { kind: 'remind' },
+      channel: 'C0OPS',
     });
-    expect(parseEscalationMessageName('diff:v2')).toBeUndefined();
-    expect(parseEscalationMessageName('card')).toBeUndefined();
+    expect(parseMessageName('diff:v2')).toEqual({ kind: 'diff', version: 2 });
+    expect(parseMessageName('card')).toEqual({ kind: 'card' });
+    expect(parseMessageName('escalation:v1:l0:C0OPS')).toBeUndefined();
+    expect(parseMessageName('something else')).toBeUndefined();
   });
 });

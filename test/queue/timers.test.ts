@@ -14,9 +14,7 @@ import {
 } from '../../src/approvals/index.ts';
 import {
   bullPrefix,
-  type ChainStep,
   createTimerProcessor,
-  escalationMessageName,
   reconcileTimers,
   TIMERS_QUEUE,
   TimerScheduler,
@@ -47,11 +45,17 @@ function timersHarness(name: string) {
     connection: stack.redis,
     prefix: stack.prefix,
     escalation: freightConfig.escalation,
-    recordedMessages: (runId) => service.messages(runId),
     clock,
+  });
+  /** Every committed result, as the service's listeners see it (the scheduler is one of them). */
+  const committed: UseCaseResult[] = [];
+  service.onCommitted(async (result) => {
+    committed.push(result);
+    await scheduler.onCommitted(result);
   });
   beforeEach(async () => {
     now = START;
+    committed.length = 0;
     await scheduler.queue.obliterate({ force: true });
   });
   afterAll(async () => {
@@ -63,6 +67,7 @@ function timersHarness(name: string) {
     stack,
     service,
     scheduler,
+    committed,
     /** A pending freight run (expires 2 h after `now`). */
     async pendingRun(): Promise<RunView> {
       const runId = `run-timers-${++runCounter}`;
@@ -94,21 +99,21 @@ describe('TimerScheduler', () => {
   const { service, scheduler, pendingRun, waiting } = timersHarness('timer-scheduler');
 
   it('gives a pending run its expiry and its first escalation level, once however often it is asked', async () => {
+    // Submitting commits the run: the scheduler, listening, gave it its timers already.
     const run = await pendingRun();
-    await scheduler.schedule(run);
     await scheduler.schedule(run);
     expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 120, 'escalate-<run>-v1-l1': 15 });
     expect(await scheduler.queue.getDelayedCount()).toBe(2);
   });
 
-  it('schedules the step after the last one whose message was recorded, with the delay left', async () => {
+  it('schedules the step after the last one that fired — recorded by its commit — with the delay left', async () => {
     const run = await pendingRun();
-    await service.recordMessage(run.runId, escalationMessageName(1, 'l1', 'D0LEAD'), {
-      channel: 'D0LEAD',
-      ts: '1.1',
-    });
-    now += 20 * MIN;
-    await scheduler.schedule(run);
+    now += 15 * MIN;
+    const escalated = await service.escalate({ runId: run.runId, version: 1, level: 1 });
+    expect(escalated).toMatchObject({ kind: 'escalated', run: { chainStep: { version: 1, step: 'l1' } } });
+    await scheduler.queue.obliterate({ force: true });
+    now += 5 * MIN;
+    await scheduler.schedule((await service.getRun(run.runId))!);
     expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 100, 'escalate-<run>-v1-l2': 40 });
   });
 
@@ -125,38 +130,19 @@ describe('TimerScheduler', () => {
       ),
     });
     expect(edited.kind).toBe('edited');
-    await scheduler.onResult(edited);
     expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v2': 90, 'escalate-<run>-v2-l1': 15 });
 
     const approved = await service.approve({ runId: run.runId, version: 2, userId: 'U0OP1' });
     expect(approved.kind).toBe('approved');
-    await scheduler.onResult(approved);
     expect(await waiting(run.runId)).toEqual({});
   });
 });
 
 describe('the timers processor', () => {
-  const { service, scheduler, pendingRun, waiting, journal } = timersHarness('timer-processor');
-  const shown: UseCaseResult[] = [];
-  const escalations: ChainStep[] = [];
-  const process = createTimerProcessor({
-    service,
-    presenter: {
-      present: async (result) => {
-        shown.push(result);
-      },
-      showEscalation: async (_run, step) => {
-        escalations.push(step);
-      },
-    },
-    escalation: freightConfig.escalation,
-    scheduleAfter: (run, step) => scheduler.scheduleAfter(run, step),
-    clock,
-  });
-  beforeEach(() => {
-    shown.length = 0;
-    escalations.length = 0;
-  });
+  const { service, pendingRun, waiting, journal, committed } = timersHarness('timer-processor');
+  const process = createTimerProcessor({ service, clock });
+  /** What the listeners were shown after the run was submitted. */
+  const shown = () => committed.filter((result) => result.kind !== 'pending');
 
   it('refuses malformed job data without retry', async () => {
     await expect(process({ data: { kind: 'expire', runId: 'x y', version: 1 } })).rejects.toBeInstanceOf(
@@ -170,14 +156,14 @@ describe('the timers processor', () => {
     const expiresAt = Date.parse(run.current.plan.expiresAt);
     const data = { kind: 'expire', runId: run.runId, version: 1 };
     expect(await process({ data })).toEqual({ kind: 'early', retryAt: expiresAt });
-    expect(shown).toEqual([]);
+    expect(shown()).toEqual([]);
     now = expiresAt;
     expect(await process({ data })).toEqual({ kind: 'expired' });
-    expect(shown.map((result) => result.kind)).toEqual(['expired']);
+    expect(shown().map((result) => result.kind)).toEqual(['expired']);
     expect(await service.getDecision(run.runId)).toMatchObject({ status: 'expired', decidedBy: 'timer' });
   });
 
-  it('escalates: records the level’s people, shows it, schedules the next level and sends the message', async () => {
+  it('escalates: records the level’s people and the step; its listeners schedule the next level', async () => {
     const run = await pendingRun();
     now += 15 * MIN;
     const step = {
@@ -189,14 +175,16 @@ describe('the timers processor', () => {
       repeat: 0,
     } as const;
     expect(await process({ data: step })).toEqual({ kind: 'escalated' });
-    expect(shown[0]).toMatchObject({
-      kind: 'escalated',
-      level: 1,
-      run: { escalatedTo: ['U0LEAD1'], escalatedAt: now },
-    });
-    expect(escalations).toEqual([step]);
-    expect(await waiting(run.runId)).toEqual({ 'escalate-<run>-v1-l2': 45 });
-    // U0LEAD1 is no operator, but may now approve what they were escalated.
+    expect(shown()).toMatchObject([
+      {
+        kind: 'escalated',
+        level: 1,
+        step: { kind: 'escalate', level: 1, repeat: 0 },
+        run: { escalatedTo: ['U0LEAD1'], escalatedAt: now, chainStep: { version: 1, step: 'l1' } },
+      },
+    ]);
+    expect(await waiting(run.runId)).toMatchObject({ 'escalate-<run>-v1-l2': 45 });
+    // U0LEAD1 is no operator, but level 1 lets them approve the operators' steps.
     expect((await service.approve({ runId: run.runId, version: 1, userId: 'U0LEAD1' })).kind).toBe(
       'approved',
     );
@@ -206,14 +194,15 @@ describe('the timers processor', () => {
     const run = await pendingRun();
     const remind = { kind: 'remind', runId: run.runId, agent: FREIGHT_AGENT, version: 1 } as const;
     expect(await process({ data: remind })).toEqual({ kind: 'reminded' });
-    expect(escalations).toEqual([remind]);
+    expect(shown()).toMatchObject([
+      { kind: 'reminded', run: { chainStep: { version: 1, step: 'reminder' } } },
+    ]);
     now = Date.parse(run.current.plan.expiresAt);
     expect(await process({ data: remind })).toEqual({ kind: 'expired' });
-    expect(shown.map((result) => result.kind)).toEqual(['expired']);
-    expect(escalations).toHaveLength(1);
+    expect(shown().map((result) => result.kind)).toEqual(['reminded', 'expired']);
   });
 
-  it('a timer for a decided or superseded version only journals stale_timer; a stale reminder is dropped', async () => {
+  it('a timer for a decided or superseded version only journals stale_timer', async () => {
     const run = await pendingRun();
     await service.approve({ runId: run.runId, version: 1, userId: 'U0OP1' });
     const step = {
@@ -227,40 +216,31 @@ describe('the timers processor', () => {
     expect(await process({ data: step })).toEqual({ kind: 'already_decided' });
     expect(
       await process({ data: { kind: 'remind', runId: run.runId, agent: FREIGHT_AGENT, version: 1 } }),
-    ).toEqual({
-      kind: 'stale',
-    });
-    expect(escalations).toEqual([]);
+    ).toEqual({ kind: 'already_decided' });
+    expect(shown().filter((result) => result.kind === 'escalated' || result.kind === 'reminded')).toEqual([]);
     expect((await journal(run.runId)).filter((event) => event.type === 'stale_timer')).toEqual([
       { type: 'stale_timer', timer: 'escalate-v1-l1', version: 1, currentVersion: 1 },
+      { type: 'stale_timer', timer: 'remind-v1', version: 1, currentVersion: 1 },
     ]);
   });
 });
 
 describe('reconcileTimers', () => {
-  const { stack, service, scheduler, pendingRun, waiting } = timersHarness('timer-reconcile');
-  const shown: UseCaseResult[] = [];
-  const reconcile = () =>
-    reconcileTimers({
-      service,
-      ensure: (run) => scheduler.ensure(run),
-      present: async (result) => {
-        shown.push(result);
-      },
-      clock,
-    });
+  const { stack, service, scheduler, pendingRun, waiting, committed } = timersHarness('timer-reconcile');
+  const reconcile = () => reconcileTimers({ service, ensure: (run) => scheduler.ensure(run), clock });
 
   it('restores lost timers, expires runs past expiresAt, and adds nothing on a second pass', async () => {
     const kept = await pendingRun(); // expires at +120 min
     now += 5 * MIN;
     const late = await pendingRun(); // expires at +125 min
     now += 116 * MIN; // `kept` is past its expiry, `late` is not
+    await scheduler.queue.obliterate({ force: true }); // the timers were lost
 
     const summary = await reconcile();
     expect(summary).toMatchObject({ expired: 1, failed: 0 });
     expect(summary.checked).toBe(2);
     expect(
-      shown
+      committed
         .filter((result) => result.kind === 'expired')
         .map((result) => 'run' in result && result.run?.runId),
     ).toEqual([kept.runId]);
@@ -275,9 +255,8 @@ describe('reconcileTimers', () => {
 
   it('starts the clock of a version whose edit was never rescheduled, and removes the older version’s timers', async () => {
     const run = await pendingRun();
-    await scheduler.schedule(run);
     now += 30 * MIN;
-    // The edit commits, then the process dies before the presenter reschedules.
+    // The edit commits, then the process dies before its listeners reschedule.
     const edited = await service.applyEdit({
       runId: run.runId,
       baseVersion: 1,
@@ -287,7 +266,9 @@ describe('reconcileTimers', () => {
       ),
     });
     expect(edited.kind).toBe('edited');
-    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 120, 'escalate-<run>-v1-l1': 15 });
+    await scheduler.queue.obliterate({ force: true });
+    await scheduler.schedule(run);
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 90, 'escalate-<run>-v1-l1': 0 });
 
     await reconcile();
     expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v2': 90, 'escalate-<run>-v2-l1': 15 });

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { FREIGHT_AGENT } from '../../examples/freight/plans.ts';
-import { ApprovalService } from '../../src/approvals/index.ts';
+import { ApprovalService, RefusalLog } from '../../src/approvals/index.ts';
 import { AgentClient, type AgentClientOptions } from '../../src/client/index.ts';
 import {
   bullPrefix,
@@ -83,6 +83,7 @@ export function intakeStack(name: string): IntakeStack {
       const worker = startIntakeWorker({
         connection,
         service,
+        refusals: new RefusalLog(redis, service.keys),
         redis,
         keys: service.keys,
         agents: freightConfig.agents,

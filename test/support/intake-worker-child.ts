@@ -4,7 +4,7 @@
  * around the service's submitPlan here, in the test's own wrapper: production code has no hook.
  * Prints `ready`, then `paused <runId>` when the parent may SIGKILL it mid-intake.
  */
-import { ApprovalService } from '../../src/approvals/index.ts';
+import { ApprovalService, RefusalLog } from '../../src/approvals/index.ts';
 import { createDecisionSink, createRedisConnection, startIntakeWorker } from '../../src/queue/index.ts';
 import { freightConfig } from './freight.ts';
 import { freightSecrets } from './intake-stack.ts';
@@ -26,7 +26,6 @@ const service = new ApprovalService({
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const slowService = {
-  refuseSubmission: service.refuseSubmission.bind(service),
   async submitPlan(input: Parameters<ApprovalService['submitPlan']>[0]) {
     if (pause === 'before-store') {
       process.stdout.write(`paused ${input.runId}\n`);
@@ -44,6 +43,7 @@ const slowService = {
 const intake = startIntakeWorker({
   connection: createRedisConnection(url, { role: 'worker' }),
   service: slowService,
+  refusals: new RefusalLog(redis, service.keys),
   redis,
   keys: service.keys,
   agents: freightConfig.agents,

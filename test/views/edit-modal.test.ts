@@ -1,17 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { envelopeOf } from '../../src/approvals/service.ts';
 import type { RunView } from '../../src/approvals/types.ts';
 import { checkView } from '../../src/emulator/block-kit-limits.ts';
 import { stateValue } from '../../src/emulator/state-values.ts';
-import { type Diagnostic, formatMoney, moneyToDecimal, validate } from '../../src/pipeline/index.ts';
-import { encodeEditMetadata, parseEditMetadata } from '../../views/edit-layout.ts';
-import { buildEditModal } from '../../views/edit-modal.ts';
 import {
-  diagnosticsToModalErrors,
-  editSubmissionAck,
-  readEditSubmission,
-} from '../../views/edit-submission.ts';
+  type Diagnostic,
+  envelopeOf,
+  formatMoney,
+  moneyToDecimal,
+  validate,
+} from '../../src/pipeline/index.ts';
+import { parseEditMetadata } from '../../views/edit-layout.ts';
+import { buildEditModal, editRefusalModal } from '../../views/edit-modal.ts';
+import { diagnosticsToModalErrors, editResultAck, readEditSubmission } from '../../views/edit-submission.ts';
 import {
   freightConfig,
   freightEdit,
@@ -503,12 +504,10 @@ describe('edit modal', () => {
 
   it('shows that the plan changed instead of a form for an old version, offering the current one', () => {
     const { current } = freightEdit();
-    const view = buildEditModal({
-      run: runView(current),
-      config: freightConfig,
-      editorId: 'U0OP1',
-      baseVersion: 1,
-    });
+    const view = editRefusalModal(
+      { kind: 'stale', run: runView(current), currentVersion: 2 },
+      { baseVersion: 1, now: NOW },
+    );
     expect(checkView(view)).toEqual([]);
     expect(inputIds(view)).toEqual([]);
     expect(JSON.stringify(view.blocks)).toContain('You were editing version 1; version 2 is current now.');
@@ -519,7 +518,10 @@ describe('edit modal', () => {
 
   it('says a decided plan can no longer be edited', () => {
     const run = runView(freightV1(), { status: 'approved', decidedBy: 'U0OP1', decidedAt: NOW });
-    const view = buildEditModal({ run, config: freightConfig, editorId: 'U0OP1', now: NOW });
+    const view = editRefusalModal(
+      { kind: 'already_decided', run, status: 'approved', by: 'U0OP1' },
+      { baseVersion: 1, now: NOW },
+    );
     expect(checkView(view)).toEqual([]);
     expect(JSON.stringify(view.blocks)).toContain('✅ *Approved* by <@U0OP1> at 10:00 UTC');
   });
@@ -560,6 +562,7 @@ describe('reading an edit submission', () => {
         runId: run.runId,
         baseVersion: run.version,
         steps: stepsOf(run),
+        inputBlockIds: inputIds(view),
       });
     }
   });
@@ -718,18 +721,14 @@ describe('reading an edit submission', () => {
         ...stepsOf(run).filter((step) => step.id !== 's3'),
         { id: 's4', tool: 'issue_refund', args: { invoice_id: 'in_74119', amount: 148_900 } },
       ],
+      inputBlockIds: inputIds(view),
     });
   });
 
-  it('reads nothing from a modal for a version that is no longer current', () => {
+  it('reads nothing from a modal for another version than the run it is given (the guard answers first)', () => {
     const { previous, current } = freightEdit();
     const view = buildEditModal({ run: runView(previous), config: freightConfig, editorId: 'U0OP1' });
-    expect(read(runView(current), view)).toEqual({
-      ok: false,
-      reason: 'stale',
-      baseVersion: 1,
-      currentVersion: 2,
-    });
+    expect(read(runView(current), view)).toMatchObject({ ok: false, reason: 'fields' });
   });
 
   it('refuses metadata it did not write', () => {
@@ -809,12 +808,9 @@ describe('pipeline diagnostics in the modal', () => {
       { config: freightConfig.pipeline, now: NOW, edit: { editorId: 'U0OP1', base } },
     );
     if (validated.ok) throw new Error('expected may_author');
-    const context = { run, config: freightConfig, editorId: 'U0OP1', privateMetadata, now: NOW };
+    const context = { inputBlockIds: read.inputBlockIds, baseVersion: 1, now: NOW };
     expect(
-      editSubmissionAck(
-        { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics },
-        context,
-      ),
+      editResultAck({ kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics }, context),
     ).toEqual({
       response_action: 'errors',
       errors: {
@@ -841,17 +837,12 @@ describe('pipeline diagnostics in the modal', () => {
     );
     if (validated.ok) throw new Error('expected the negative refund to be refused');
     const context = {
-      run,
-      config: freightConfig,
-      editorId: 'U0FIN1',
-      privateMetadata: view.private_metadata!,
+      inputBlockIds: inputIds(view).flatMap((id) => (id === undefined ? [] : [id])),
+      baseVersion: 1,
       now: NOW,
     };
     expect(
-      editSubmissionAck(
-        { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics },
-        context,
-      ),
+      editResultAck({ kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics }, context),
     ).toEqual({
       response_action: 'errors',
       errors: { 'arg:s4:amount': 'step s4: amount must be at least $0.01, got -$5.00' },
@@ -860,31 +851,20 @@ describe('pipeline diagnostics in the modal', () => {
 
   it('answers every other outcome of an edit', () => {
     const { previous, current, diff } = freightEdit();
-    const run = runView(previous);
-    const privateMetadata = encodeEditMetadata({ runId: run.runId, baseVersion: 1, added: [] });
-    const context = { run, config: freightConfig, editorId: 'U0FIN1', privateMetadata, now: NOW };
-    expect(editSubmissionAck({ kind: 'edited', run: runView(current), previous, diff }, context)).toEqual({
+    const context = { inputBlockIds: ['remove_steps'], baseVersion: 1, now: NOW };
+    expect(editResultAck({ kind: 'edited', run: runView(current), previous, diff }, context)).toEqual({
       response_action: 'clear',
     });
-    const stale = editSubmissionAck({ kind: 'stale', run: runView(current), currentVersion: 2 }, context);
+    const stale = editResultAck({ kind: 'stale', run: runView(current), currentVersion: 2 }, context);
     expect(stale.response_action === 'update' && stale.view.title.text).toBe('The plan changed');
-    const refused = editSubmissionAck(
-      { kind: 'unauthorized', reason: 'you are in no group that may edit plans' },
+    const refused = editResultAck(
+      { kind: 'unauthorized', reason: 'you are in no group that may edit plans', run: runView(previous) },
       context,
     );
     expect(refused.response_action === 'update' && JSON.stringify(refused.view.blocks)).toContain(
-      "🚫 You can't do that: you are in no group that may edit plans. Nothing was changed.",
+      "🚫 *You can't edit this plan:* you are in no group that may edit plans.",
     );
-    expect(
-      editSubmissionAck({ ok: false, reason: 'fields', errors: { remove_steps: 'x' } }, context),
-    ).toEqual({
-      response_action: 'errors',
-      errors: { remove_steps: 'x' },
-    });
-    const unknown = editSubmissionAck(
-      { kind: 'not_found', runId: 'run-freight-1' },
-      { ...context, run: undefined },
-    );
+    const unknown = editResultAck({ kind: 'not_found', runId: 'run-freight-1' }, context);
     expect(unknown.response_action === 'update' && JSON.stringify(unknown.view.blocks)).toContain(
       "I can't find run `run-freight-1`.",
     );
@@ -901,23 +881,22 @@ function withArgs(run: RunView, args: Record<string, unknown>): RunView {
 }
 
 describe('someone who may not edit at all', () => {
-  it('gets an explanation instead of a form they could never submit', () => {
-    const view = buildEditModal({ run: runView(freightV1()), config: freightConfig, editorId: 'U0NOBODY' });
+  it('gets the guard’s explanation instead of a form they could never submit', () => {
+    const view = editRefusalModal(
+      {
+        kind: 'unauthorized',
+        reason: 'you are in no group that may edit plans',
+        run: runView(freightV1()),
+      },
+      { baseVersion: 1, now: NOW },
+    );
     expect(view.submit).toBeUndefined();
+    expect(checkView(view)).toEqual([]);
     expect(JSON.stringify(view.blocks)).toContain(
       "You can't edit this plan:* you are in no group that may edit plans",
     );
     expect(
       blocksOf(view).some((block) => typeof block.block_id === 'string' && block.block_id.startsWith('arg:')),
     ).toBe(false);
-  });
-
-  it('still gets the form when the run was escalated to them', () => {
-    const view = buildEditModal({
-      run: runView(freightV1(), { escalatedTo: ['U0NOBODY'] }),
-      config: freightConfig,
-      editorId: 'U0NOBODY',
-    });
-    expect(view.submit).toBeDefined();
   });
 });

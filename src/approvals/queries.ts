@@ -1,0 +1,73 @@
+/**
+ * Reading runs, apart from the transitions that change them (as BullMQ keeps `QueueGetters` apart
+ * from `Queue`): the run as people see it, its stored versions, its decision, outcomes, and the
+ * index of pending runs.
+ */
+import type { Redis } from 'ioredis';
+import type { CountersignConfig } from '../config/define-config.ts';
+import type { Decision } from '../pipeline/index.ts';
+import { stateOf } from './guard.ts';
+import { createKeys, type Keys } from './keys.ts';
+import { readOutcomes } from './outcomes.ts';
+import { projectRun } from './run-view.ts';
+import { loadRun, loadVersion } from './store.ts';
+import type { RunView, StepOutcome, StoredVersion } from './types.ts';
+
+export interface QueryOptions {
+  /** A shared ioredis connection (only non-blocking commands are used). */
+  readonly redis: Redis;
+  readonly config: CountersignConfig;
+  /** Key prefix (default `cs`). */
+  readonly prefix?: string;
+  /** Milliseconds since the epoch; injected so rules are testable without sleeping. */
+  readonly clock?: () => number;
+}
+
+export class ApprovalQueries {
+  readonly keys: Keys;
+  protected readonly redis: Redis;
+  protected readonly config: CountersignConfig;
+  protected readonly clock: () => number;
+
+  constructor(options: QueryOptions) {
+    this.redis = options.redis;
+    this.config = options.config;
+    this.keys = createKeys(options.prefix);
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** The run as people see it now, or undefined for an unknown run id. */
+  async getRun(runId: string): Promise<RunView | undefined> {
+    const state = stateOf(await loadRun(this.redis, this.keys.forRun(runId)));
+    return state === undefined ? undefined : projectRun(this.config, runId, state);
+  }
+
+  /** A stored version of a run (for rendering superseded cards and diffs). */
+  getVersion(runId: string, version: number): Promise<StoredVersion | undefined> {
+    return loadVersion(this.redis, this.keys.forRun(runId), version);
+  }
+
+  /** The signed decision, once there is one. */
+  async getDecision(runId: string): Promise<Decision | undefined> {
+    const text = await this.redis.get(this.keys.forRun(runId).decision);
+    return text === null ? undefined : (JSON.parse(text) as Decision);
+  }
+
+  /** Outcomes reported per step; `applying` older than `defaults.uncertainAfter` reads as `uncertain`. */
+  getOutcomes(runId: string): Promise<StepOutcome[]> {
+    return readOutcomes(this.redis, this.keys, runId, this.outcomeOptions());
+  }
+
+  /** Pending runs with their expiry (ms), oldest expiry first: what boot-time reconciliation walks. */
+  async pendingRuns(): Promise<{ runId: string; expiresAt: number }[]> {
+    const entries = await this.redis.zrange(this.keys.pending, '0', '-1', 'WITHSCORES');
+    const runs: { runId: string; expiresAt: number }[] = [];
+    for (let i = 0; i + 1 < entries.length; i += 2)
+      runs.push({ runId: entries[i] ?? '', expiresAt: Number(entries[i + 1]) });
+    return runs;
+  }
+
+  protected outcomeOptions() {
+    return { clock: this.clock, uncertainAfterMs: this.config.defaults.uncertainAfterMs };
+  }
+}

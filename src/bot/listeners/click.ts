@@ -1,0 +1,98 @@
+/**
+ * The middleware every button and select in Countersign's messages and modals goes through, composed
+ * in front of each listener the way bolt-js composes its own: `ackClick` answers Slack at once (it
+ * allows 3 s) and reads who clicked where, `reportFailures` turns an unexpected failure into a log
+ * line and a private note (never a stack trace in Slack), `resolveTarget` reads the run and version a
+ * button points at or says privately that it cannot tell.
+ */
+import type { AllMiddlewareArgs, Middleware, SlackActionMiddlewareArgs } from '@slack/bolt';
+import { type ButtonValue, buildNotice, parseButtonValue } from '../../../views/index.ts';
+import { type BlockAction, blockActionSchema, buttonSchema, channelOf } from '../payloads.ts';
+import type { Audience } from '../presenter.ts';
+import type { ListenerDeps } from './deps.ts';
+
+/** One click, as the listeners read it. */
+export interface Click {
+  readonly body: BlockAction;
+  /** The element used, as Bolt passes it (a button's value or a select's option). */
+  readonly action: unknown;
+  readonly userId: string;
+  /** Where to answer privately (the channel of the message clicked); none for a modal. */
+  readonly channel?: string;
+  readonly audience: Audience;
+}
+
+/** What the middleware leaves in Bolt's context for the listener after it. */
+export interface ClickContext {
+  [key: string]: unknown;
+  click?: Click;
+  target?: ButtonValue;
+}
+
+export type ClickMiddleware = Middleware<SlackActionMiddlewareArgs, ClickContext>;
+type ClickArgs = SlackActionMiddlewareArgs & AllMiddlewareArgs<ClickContext>;
+
+/** Acks at once, then reads the click. */
+export const ackClick: ClickMiddleware = async (args) => {
+  await args.ack();
+  const body = blockActionSchema.parse(args.body);
+  const channel = channelOf(body);
+  args.context.click = {
+    body,
+    action: args.action,
+    userId: body.user.id,
+    ...(channel === undefined ? {} : { channel }),
+    audience: { userId: body.user.id, ...(channel === undefined ? {} : { channel }) },
+  };
+  await args.next();
+};
+
+/** Failures below are logged and the clicker is told privately that the click was not finished. */
+export function reportFailures(deps: ListenerDeps, name: string): ClickMiddleware {
+  return async (args) => {
+    const click = clickOf(args);
+    try {
+      await args.next();
+    } catch (error) {
+      deps.onError(error, `${name} by ${click.userId}`);
+      if (click.channel === undefined) return;
+      await deps.gateway
+        .whisper(click.channel, click.userId, {
+          text: 'Countersign could not finish handling that click. Check the card before trying again.',
+          blocks: [],
+        })
+        .catch((whisperError: unknown) => deps.onError(whisperError, 'telling the user about an error'));
+    }
+  };
+}
+
+/** The run and version (and step) a button points at; an unreadable value is answered privately. */
+export function resolveTarget(deps: ListenerDeps): ClickMiddleware {
+  return async (args) => {
+    const click = clickOf(args);
+    const parsed = parseButtonValue(buttonSchema.parse(click.action).value);
+    if (!parsed.ok) {
+      if (click.channel !== undefined) {
+        const notice = buildNotice({ kind: 'not_found', runId: '' }, { now: deps.clock() });
+        await deps.gateway.whisper(click.channel, click.userId, notice);
+      }
+      return;
+    }
+    args.context.target = parsed.value;
+    await args.next();
+  };
+}
+
+/** The click `ackClick` read (a missing one is a wiring bug). */
+export function clickOf(args: Pick<ClickArgs, 'context'>): Click {
+  const { click } = args.context;
+  if (click === undefined) throw new Error('listener registered without ackClick in front of it');
+  return click;
+}
+
+/** The target `resolveTarget` read (a missing one is a wiring bug). */
+export function targetOf(args: Pick<ClickArgs, 'context'>): ButtonValue {
+  const { target } = args.context;
+  if (target === undefined) throw new Error('listener registered without resolveTarget in front of it');
+  return target;
+}
