@@ -11,6 +11,7 @@ import { Metrics } from './bot/metrics.ts';
 import { type CountersignConfig, isConfigError } from './config/define-config.ts';
 import { readEnv, resolveAgentSecrets } from './config/env.ts';
 import { loadConfig } from './config/load.ts';
+import { isCountersignError } from './pipeline/index.ts';
 import {
   createDecisionSink,
   createRedisConnection,
@@ -72,7 +73,14 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   const secrets = (agent: string) =>
     Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
   const metrics = new Metrics();
+  /** Failures nobody sees in Slack: logged with their code, and counted. */
+  const onError = (error: unknown, context: string) => {
+    metrics.error(error);
+    const code = isCountersignError(error) ? ` [${error.code}]` : '';
+    console.error(`countersign: ${context}${code}:`, error);
+  };
   const approvals = new ApprovalService({
+    onError,
     redis,
     config: settings.config,
     secrets,
@@ -97,6 +105,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     redis,
     metrics,
     clock,
+    onError,
   });
   // What approvals committed, fanned out: timers first (an expiry must not wait for Slack), then
   // metrics, then Slack.
@@ -128,7 +137,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   const sweep = setInterval(() => {
     approvals
       .redeliverUndelivered()
-      .catch((error: unknown) => console.error('countersign: outbox sweep:', error));
+      .catch((error: unknown) => onError(error, 'outbox sweep'));
   }, settings.outboxSweepMs ?? 15_000);
   sweep.unref();
   await bot.start();
@@ -143,7 +152,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     clock,
     stopped: () => stopping !== undefined,
   }).catch((error: unknown): ReconcileSummary => {
-    console.error('countersign: reconciling timers:', error);
+    onError(error, 'reconciling timers');
     return { checked: 0, expired: 0, failed: 1 };
   });
   return {

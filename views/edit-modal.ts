@@ -2,6 +2,7 @@ import type { InputBlock, InputBlockElement, KnownBlock, ModalView } from '@slac
 import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
 import {
   authorableTools,
+  CountersignError,
   formatMoney,
   mayAuthor,
   moneyToDecimal,
@@ -274,7 +275,7 @@ function inputElement(slot: FieldSlot): InputBlockElement {
       };
     }
     case 'fixed':
-      throw new Error(`edit modal: field ${slot.blockId} has no input`);
+      throw new CountersignError('internal_invariant', `edit modal: field ${slot.blockId} has no input`);
   }
 }
 

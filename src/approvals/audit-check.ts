@@ -12,6 +12,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { DecisionStatus } from '../pipeline/index.ts';
+import { CountersignError } from '../pipeline/index.ts';
 import { type JournalHead, recordedHead } from './journal.ts';
 import type { Keys } from './keys.ts';
 import type { JournalRecord } from './types.ts';
@@ -486,7 +487,8 @@ export async function readRunEvidence(
     .hgetall(runKeys.approvals)
     .get(runKeys.decision)
     .exec();
-  if (replies === null) throw new Error('readRunEvidence: the transaction was aborted');
+  if (replies === null)
+    throw new CountersignError('redis_aborted', 'readRunEvidence: the transaction was aborted');
   for (const [error] of replies) if (error) throw error;
   const [[, list], [, run], [, approvals], [, decision]] = replies as [
     [null, string[]],

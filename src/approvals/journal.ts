@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
   CanonicalJsonError,
+  CountersignError,
   canonicalJson,
   isCanonicalJsonError,
   type JsonObject,
@@ -89,14 +90,20 @@ export function appendRecord(
     previous !== null &&
     (!Number.isSafeInteger(previous.seq) || previous.seq < 1 || !HEX64.test(previous.hash))
   ) {
-    throw new Error(`journalRecord: invalid previous head ${JSON.stringify(previous)}`);
+    throw new CountersignError(
+      'invalid_argument',
+      `journalRecord: invalid previous head ${JSON.stringify(previous)}`,
+    );
   }
   if (planDigest !== null && !HEX64.test(planDigest)) {
-    throw new Error(`journalRecord: invalid plan digest ${JSON.stringify(planDigest)}`);
+    throw new CountersignError(
+      'invalid_argument',
+      `journalRecord: invalid plan digest ${JSON.stringify(planDigest)}`,
+    );
   }
   // Past year 9999 toISOString writes `+010000-…`, which is not the ISO form parseRecord accepts.
   if (!Number.isSafeInteger(at) || at < 0 || at > LAST_MS_OF_9999) {
-    throw new RangeError(`journalRecord: invalid time ${at}`);
+    throw new CountersignError('invalid_argument', `journalRecord: invalid time ${at}`);
   }
   const { json, text: eventText } = eventJson(event);
   const unhashed = {
@@ -127,7 +134,10 @@ function eventJson(event: JournalEvent): { json: JournalEvent & JsonObject; text
     text = canonicalJson(json);
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json) || typeof json.type !== 'string') {
-    throw new Error('journalRecord: an event is an object with a string `type`');
+    throw new CountersignError(
+      'invalid_argument',
+      'journalRecord: an event is an object with a string `type`',
+    );
   }
   return { json: json as JournalEvent & JsonObject, text };
 }
@@ -275,7 +285,11 @@ export function journalHead(records: readonly string[]): JournalHead | null {
   const last = records.at(-1);
   if (last === undefined) return null;
   const parsed = parseRecord(last);
-  if (!parsed.ok) throw new Error(`journalHead: the last journal record is unreadable (${parsed.message})`);
+  if (!parsed.ok)
+    throw new CountersignError(
+      'state_corrupt',
+      `journalHead: the last journal record is unreadable (${parsed.message})`,
+    );
   return { seq: parsed.record.seq, hash: parsed.record.hash };
 }
 
@@ -393,7 +407,8 @@ export async function readJournalWithHead(
     .lrange(runKeys.journal, 0, -1)
     .hmget(runKeys.run, 'journal_seq', 'journal_head')
     .exec();
-  if (replies === null) throw new Error('readJournalWithHead: the transaction was aborted');
+  if (replies === null)
+    throw new CountersignError('redis_aborted', 'readJournalWithHead: the transaction was aborted');
   const [[listError, list] = [], [hashError, fields] = []] = replies;
   if (listError) throw listError;
   if (hashError) throw hashError;

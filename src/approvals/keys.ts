@@ -1,3 +1,4 @@
+import { CountersignError } from '../pipeline/errors.ts';
 import { type ChainStep, chainStepKey, parseChainStepKey } from './escalation.ts';
 /**
  * Redis key layout. Everything about one run shares the hash tag `{<runId>}` so it lives in one Redis
@@ -43,7 +44,8 @@ export interface Keys {
 
 /** Key names under `prefix` (default `cs`). */
 export function createKeys(prefix = 'cs'): Keys {
-  if (!/^[A-Za-z0-9_:-]{1,64}$/.test(prefix)) throw new Error(`invalid key prefix ${JSON.stringify(prefix)}`);
+  if (!/^[A-Za-z0-9_:-]{1,64}$/.test(prefix))
+    throw new CountersignError('invalid_argument', `invalid key prefix ${JSON.stringify(prefix)}`);
   return {
     prefix,
     forRun(runId) {

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
+import { CountersignError } from '../pipeline/index.ts';
 import { appendRecord } from './journal.ts';
 import type { RunKeys } from './keys.ts';
 import { loadRun, type RunSnapshot } from './store.ts';
@@ -179,5 +180,8 @@ export async function commitLoop<R, A extends Attempt<R>>(
     if (await attempt.commit.exec(redis)) return { attempt, snapshot, now, committed: true };
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (round + 1)));
   }
-  throw new Error(`${keys.run}: gave up after ${MAX_ATTEMPTS} conflicting attempts`);
+  throw new CountersignError(
+    'write_conflict',
+    `${keys.run}: gave up after ${MAX_ATTEMPTS} conflicting attempts`,
+  );
 }

@@ -6,7 +6,7 @@
  * Committed results are published to `onCommitted` listeners (timers, metrics, Slack), which render
  * and schedule what approvals decided (see `PublishOptions`).
  */
-import { type Decision, signDecision, type UnsignedDecision } from '../pipeline/index.ts';
+import { CountersignError, type Decision, signDecision, type UnsignedDecision } from '../pipeline/index.ts';
 import type { DecisionSigner } from './decision-builder.ts';
 import { approveRights, checkAction, editRights, type RunState, rejectRights } from './guard.ts';
 import { Outbox } from './outbox.ts';
@@ -303,7 +303,10 @@ function hmacSigner(secrets: (agent: string) => string | undefined): DecisionSig
   return (unsigned: UnsignedDecision) => {
     const secret = secrets(unsigned.agent);
     if (secret === undefined) {
-      throw new Error(`no secret configured for agent ${unsigned.agent}: cannot sign its decision`);
+      throw new CountersignError(
+        'not_configured',
+        `no secret configured for agent ${unsigned.agent}: cannot sign its decision`,
+      );
     }
     return signDecision(unsigned, secret);
   };

@@ -3,6 +3,7 @@
  * snapshot every transition decides on (writing is run-commit.ts).
  */
 import type { Redis } from 'ioredis';
+import { CountersignError } from '../pipeline/index.ts';
 import type { RunKeys } from './keys.ts';
 import type { ApprovalRecord, RunStatus, StoredVersion } from './types.ts';
 
@@ -55,7 +56,10 @@ export async function loadRun(redis: Redis, keys: RunKeys): Promise<RunSnapshot>
   const fields = parseFields(hash);
   const versionText = await redis.get(keys.version(fields.version));
   if (versionText === null)
-    throw new Error(`run hash ${keys.run} names version ${fields.version}, which is missing`);
+    throw new CountersignError(
+      'state_corrupt',
+      `run hash ${keys.run} names version ${fields.version}, which is missing`,
+    );
   const stored = Object.values(approvalHash).map((text) => JSON.parse(text) as StoredApproval);
   const current = JSON.parse(versionText) as StoredVersion;
   return {

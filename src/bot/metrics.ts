@@ -1,5 +1,6 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import type { UseCaseResult } from '../approvals/index.ts';
+import { isCountersignError } from '../pipeline/index.ts';
 
 /**
  * Prometheus metrics served at `GET /metrics`: validation rejections by phase, decisions by outcome,
@@ -41,6 +42,18 @@ export class Metrics {
     help: 'Clicks, edits and timers refused because they aimed at a superseded version',
     registers: [this.registry],
   });
+
+  private readonly failures = new Counter({
+    name: 'countersign_errors_total',
+    help: 'Failures reported rather than shown to anyone, by code (CountersignError codes; "other" for the rest)',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  /** Counts a failure that was reported (logged), by its code. */
+  error(error: unknown): void {
+    this.failures.inc({ code: isCountersignError(error) ? error.code : 'other' });
+  }
 
   /** Counts what a use case did. */
   observe(result: UseCaseResult): void {

@@ -28,7 +28,7 @@ import {
   type UseCaseResult,
 } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
-import { diffPlans } from '../pipeline/index.ts';
+import { CountersignError, diffPlans } from '../pipeline/index.ts';
 import type { CardLedger, SlackGateway } from './slack-gateway.ts';
 
 /** Who caused a result and where, so refusals can be answered privately in the right place. */
@@ -123,7 +123,8 @@ export class Presenter {
   /** Posts or updates the run's card in its agent's channel. */
   async showCard(run: RunView): Promise<MessageRef> {
     const channel = this.deps.config.agents[run.agent]?.channel;
-    if (channel === undefined) throw new Error(`agent ${run.agent} has no channel configured`);
+    if (channel === undefined)
+      throw new CountersignError('not_configured', `agent ${run.agent} has no channel configured`);
     const outcomes = run.status === 'approved' ? await this.deps.runs.getOutcomes(run.runId) : [];
     const message = buildApprovalCard({ run, config: this.deps.config, outcomes, ...this.time() });
     return this.deps.gateway.showCard({ runId: run.runId, version: run.version, channel, message });

@@ -9,6 +9,7 @@ export interface SlackMessage {
 }
 
 import type { MessageRef } from '../approvals/message-ledger.ts';
+import { CountersignError } from '../pipeline/index.ts';
 
 export type { MessageRef };
 
@@ -131,7 +132,8 @@ export class SlackGateway {
   async openDm(users: readonly string[]): Promise<string> {
     const opened = await this.client.conversations.open({ users: users.join(',') });
     const id = opened.channel?.id;
-    if (id === undefined) throw new Error('conversations.open returned no channel');
+    if (id === undefined)
+      throw new CountersignError('slack_unexpected', 'conversations.open returned no channel');
     return id;
   }
 

@@ -9,6 +9,7 @@ import {
   type StepOutcome,
 } from '../approvals/index.ts';
 import {
+  CountersignError,
   DEFAULT_LIMITS,
   type Decision,
   type JsonObject,
@@ -109,7 +110,7 @@ export class AgentClient {
 
   constructor(options: AgentClientOptions) {
     if (typeof options.secret !== 'string' || options.secret.length === 0) {
-      throw new TypeError('AgentClient needs the agent’s secret');
+      throw new CountersignError('invalid_argument', 'AgentClient needs the agent’s secret');
     }
     this.agent = options.agent;
     this.secret = options.secret;
@@ -159,7 +160,8 @@ export class AgentClient {
   /** The run's decision if there is one yet (no waiting). */
   async getDecision(runId: string): Promise<Decision | undefined> {
     this.assertOpen();
-    if (!RUN_ID_PATTERN.test(runId)) throw new TypeError(`not a run id: ${JSON.stringify(runId)}`);
+    if (!RUN_ID_PATTERN.test(runId))
+      throw new CountersignError('invalid_argument', `not a run id: ${JSON.stringify(runId)}`);
     const text = await this.redis.get(this.keys.forRun(runId).decision);
     return text === null ? undefined : parseDecision(text);
   }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../pipeline/canonical-json.ts';
 import { DEFAULT_LIMITS, type PipelineConfig, type PlanLimits } from '../pipeline/context.ts';
 import { parseDuration } from '../pipeline/duration.ts';
+import { CountersignError } from '../pipeline/errors.ts';
 import { fieldRegistry } from '../pipeline/fields.ts';
 import type { JsonValue } from '../pipeline/json.ts';
 import { ID_PATTERN } from '../pipeline/phases/parse.ts';
@@ -122,11 +123,11 @@ export interface CountersignConfig {
 }
 
 /** Raised at start for a configuration that cannot work; lists every problem, not only the first. */
-export class ConfigError extends Error {
+export class ConfigError extends CountersignError {
   override readonly name = 'ConfigError';
-  readonly code = 'invalid_config';
+  declare readonly code: 'invalid_config';
   constructor(readonly problems: readonly string[]) {
-    super(`invalid Countersign config:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super('invalid_config', `invalid Countersign config:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
 }
 

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CountersignError } from '../pipeline/errors.ts';
 
 /** Options for {@link startRedisServer}. */
 export interface RedisServerOptions {
@@ -78,7 +79,7 @@ export async function findFreePort(host = '127.0.0.1'): Promise<number> {
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') {
-    throw new Error(`could not determine a free port on ${host}`);
+    throw new CountersignError('environment', `could not determine a free port on ${host}`);
   }
   return address.port;
 }

@@ -1,7 +1,7 @@
 import diff from 'microdiff';
+import { CountersignError } from './errors.ts';
 import { isJsonObject, type JsonObject, type JsonValue, valueAt } from './json.ts';
 import { describeFieldPath } from './json-path.ts';
-
 import type { Step } from './plan.ts';
 
 /** A location inside a step's args: object keys as strings, array indexes as numbers. */
@@ -161,7 +161,11 @@ export function diffPlans<S extends Step>(
 function indexById(steps: readonly Step[]): Map<string, number> {
   const index = new Map<string, number>();
   steps.forEach((step, i) => {
-    if (index.has(step.id)) throw new Error(`diffPlans: duplicate step id ${JSON.stringify(step.id)}`);
+    if (index.has(step.id))
+      throw new CountersignError(
+        'internal_invariant',
+        `diffPlans: duplicate step id ${JSON.stringify(step.id)}`,
+      );
     index.set(step.id, i);
   });
   return index;
@@ -209,7 +213,8 @@ function dataOnlyValue(value: JsonValue): JsonValue {
 function presentAt(root: JsonValue, path: ArgPath): JsonValue {
   const value = valueAt(root, path);
   // microdiff only reports paths it walked, so a miss is a bug in this module, not bad input.
-  if (value === undefined) throw new Error(`diffPlans: no value at ${describeFieldPath(path)}`);
+  if (value === undefined)
+    throw new CountersignError('internal_invariant', `diffPlans: no value at ${describeFieldPath(path)}`);
   return value;
 }
 

@@ -1,4 +1,6 @@
 /** Units from largest to smallest; a duration names each at most once, in this order. */
+import { CountersignError } from './errors.ts';
+
 const UNITS = [
   ['d', 86_400_000],
   ['h', 3_600_000],
@@ -40,7 +42,8 @@ export function parseDuration(text: string): number | undefined {
  * `parseDuration(formatDuration(ms)) === ms` for every non-negative safe integer.
  */
 export function formatDuration(ms: number): string {
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`${ms} is not a duration in milliseconds`);
+  if (!Number.isSafeInteger(ms) || ms < 0)
+    throw new CountersignError('invalid_argument', `${ms} is not a duration in milliseconds`);
   if (ms === 0) return '0s';
   const parts: string[] = [];
   let rest = ms;

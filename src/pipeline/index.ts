@@ -7,6 +7,7 @@ export * from './diff.ts';
 export * from './digest.ts';
 export * from './edit-ids.ts';
 export * from './envelope.ts';
+export * from './errors.ts';
 export * from './fields.ts';
 export * from './json.ts';
 export * from './json-path.ts';

@@ -2,6 +2,7 @@
  * Money is an integer count of minor units (cents) plus a currency. These helpers convert between
  * that and what people read and type, with string arithmetic only: no float ever touches an amount.
  */
+import { CountersignError } from './errors.ts';
 
 const fractionDigitsCache = new Map<string, number>();
 
@@ -37,7 +38,8 @@ function groupThousands(digits: string): string {
 
 /** Amounts are safe integers; anything else reaching a formatter is a bug upstream, not user input. */
 function assertMinor(minor: number): void {
-  if (!Number.isSafeInteger(minor)) throw new RangeError(`${minor} is not an integer number of minor units`);
+  if (!Number.isSafeInteger(minor))
+    throw new CountersignError('invalid_argument', `${minor} is not an integer number of minor units`);
 }
 
 /** `abs` split into whole and fraction digits, both as strings. */

@@ -2,6 +2,7 @@ import { createHash, createPublicKey, type KeyObject, sign, verify } from 'node:
 import { z } from 'zod';
 import { canonicalJson, isCanonicalJsonError } from './canonical-json.ts';
 import { describeValue } from './diagnostics.ts';
+import { CountersignError } from './errors.ts';
 import type { JsonObject } from './json.ts';
 
 /**
@@ -65,7 +66,8 @@ export function receiptKid(key: KeyObject): string {
  */
 export function createReceiptSigner(privateKey: KeyObject): ReceiptSigner {
   if (privateKey.type !== 'private' || privateKey.asymmetricKeyType !== 'ed25519') {
-    throw new TypeError(
+    throw new CountersignError(
+      'invalid_argument',
       `createReceiptSigner needs an Ed25519 private key, not a ${privateKey.asymmetricKeyType ?? 'secret'} ${privateKey.type} key`,
     );
   }
@@ -85,7 +87,10 @@ export function createReceiptSigner(privateKey: KeyObject): ReceiptSigner {
  */
 export function signReceipt(unsigned: JsonObject, signer: ReceiptSigner): Receipt {
   if (Object.hasOwn(unsigned, 'receipt')) {
-    throw new TypeError('signReceipt: remove the receipt field first; the signature covers everything else');
+    throw new CountersignError(
+      'invalid_argument',
+      'signReceipt: remove the receipt field first; the signature covers everything else',
+    );
   }
   const signature = signer.sign(Buffer.from(canonicalJson(unsigned), 'utf8'));
   return { alg: 'EdDSA', kid: signer.kid, signature: signature.toString('base64url') };
@@ -318,11 +323,14 @@ function firstIssue(error: z.ZodError, prefix: string): string {
 /** Unpadded base64url of the raw 32-byte public key (the JWK `x`). */
 function rawPublicKey(key: KeyObject): string {
   if (key.asymmetricKeyType !== 'ed25519') {
-    throw new TypeError(`expected an Ed25519 key, not a ${key.asymmetricKeyType ?? 'secret'} key`);
+    throw new CountersignError(
+      'invalid_argument',
+      `expected an Ed25519 key, not a ${key.asymmetricKeyType ?? 'secret'} key`,
+    );
   }
   const publicKey = key.type === 'private' ? createPublicKey(key) : key;
   const { x } = publicKey.export({ format: 'jwk' });
-  if (typeof x !== 'string') throw new TypeError('the Ed25519 key exported no x');
+  if (typeof x !== 'string') throw new CountersignError('invalid_argument', 'the Ed25519 key exported no x');
   return x;
 }
 

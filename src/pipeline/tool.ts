@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CountersignError } from './errors.ts';
 import type { Annotation, PlanEnvelope } from './plan.ts';
 
 /** What running a tool does to the world. */
@@ -40,9 +41,13 @@ export interface ToolDefinition<S extends ToolArgsSchema = ToolArgsSchema> {
 }
 
 /** Raised by `defineTool` for a definition that can never work; names the tool and the fix. */
-export class ToolDefinitionError extends Error {
+export class ToolDefinitionError extends CountersignError {
   override readonly name = 'ToolDefinitionError';
-  readonly code = 'invalid_tool_definition';
+  declare readonly code: 'invalid_tool_definition';
+
+  constructor(message: string) {
+    super('invalid_tool_definition', message);
+  }
 }
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;

@@ -7,6 +7,7 @@
  */
 import type { AllMiddlewareArgs, Middleware, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { type ButtonValue, buildNotice, parseButtonValue } from '../../../views/index.ts';
+import { CountersignError } from '../../pipeline/index.ts';
 import { type BlockAction, blockActionSchema, buttonSchema, channelOf } from '../payloads.ts';
 import type { Audience } from '../presenter.ts';
 import type { ListenerDeps } from './deps.ts';
@@ -86,13 +87,18 @@ export function resolveTarget(deps: ListenerDeps): ClickMiddleware {
 /** The click `ackClick` read (a missing one is a wiring bug). */
 export function clickOf(args: Pick<ClickArgs, 'context'>): Click {
   const { click } = args.context;
-  if (click === undefined) throw new Error('listener registered without ackClick in front of it');
+  if (click === undefined)
+    throw new CountersignError('internal_invariant', 'listener registered without ackClick in front of it');
   return click;
 }
 
 /** The target `resolveTarget` read (a missing one is a wiring bug). */
 export function targetOf(args: Pick<ClickArgs, 'context'>): ButtonValue {
   const { target } = args.context;
-  if (target === undefined) throw new Error('listener registered without resolveTarget in front of it');
+  if (target === undefined)
+    throw new CountersignError(
+      'internal_invariant',
+      'listener registered without resolveTarget in front of it',
+    );
   return target;
 }
