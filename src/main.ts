@@ -135,9 +135,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     clock,
   });
   const sweep = setInterval(() => {
-    approvals
-      .redeliverUndelivered()
-      .catch((error: unknown) => onError(error, 'outbox sweep'));
+    approvals.redeliverUndelivered().catch((error: unknown) => onError(error, 'outbox sweep'));
   }, settings.outboxSweepMs ?? 15_000);
   sweep.unref();
   await bot.start();
@@ -151,6 +149,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     },
     clock,
     stopped: () => stopping !== undefined,
+    onError: (error, runId) => onError(error, `reconciling the timers of run ${runId}`),
   }).catch((error: unknown): ReconcileSummary => {
     onError(error, 'reconciling timers');
     return { checked: 0, expired: 0, failed: 1 };

@@ -1,0 +1,80 @@
+/**
+ * The module rules of docs/architecture.md, checked on every `npm test` (`npm run deps`):
+ * bot, queue → approvals → pipeline; views → pipeline (and approvals' types and pure rules); the
+ * pipeline does no I/O; the agent client needs no server module; no cycles.
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+const IO_PACKAGES =
+  '(^|/)node_modules/(@slack/(bolt|web-api|socket-mode)|bullmq|ioredis|ws|playwright-core)/';
+const NODE_IO =
+  '^(node:)?(fs|fs/promises|net|http|https|http2|child_process|dgram|dns|tls|cluster|worker_threads)$';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Modules form layers; a cycle means two of them own each other.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'pipeline-is-pure',
+      severity: 'error',
+      comment: 'src/pipeline does no I/O and imports nothing of ours but itself.',
+      from: { path: '^src/pipeline/' },
+      to: { pathNot: ['^src/pipeline/', '^node_modules/(zod|microdiff)/'], dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'pipeline-no-node-io',
+      severity: 'error',
+      comment: 'Hashing and signing (node:crypto) are computation; files, sockets and processes are not.',
+      from: { path: '^src/pipeline/' },
+      to: { dependencyTypes: ['core'], path: NODE_IO },
+    },
+    {
+      name: 'approvals-below-the-edges',
+      severity: 'error',
+      comment:
+        'approvals answers; bot, queue and views render and schedule its answers, never the other way.',
+      from: { path: '^src/approvals/' },
+      to: { path: ['^src/(bot|queue|client|emulator|devtools)/', '^views/', '^src/main\\.ts$'] },
+    },
+    {
+      name: 'views-are-pure',
+      severity: 'error',
+      comment: 'views build Block Kit from what they are given: no I/O, no service, no store.',
+      from: { path: '^views/' },
+      to: {
+        path: [
+          IO_PACKAGES,
+          NODE_IO,
+          '^src/(bot|queue|client|emulator|devtools|config/(env|load))',
+          '^src/approvals/(service|queries|store|run-commit|outbox|message-ledger|refusal-log|outcomes|journal|audit-check)\\.ts$',
+          '^src/approvals/use-cases/',
+        ],
+      },
+    },
+    {
+      name: 'queue-below-bot',
+      severity: 'error',
+      comment: 'Queues know approvals, not Slack.',
+      from: { path: '^src/queue/' },
+      to: { path: ['^src/bot/', '^views/'] },
+    },
+    {
+      name: 'config-below-runtime',
+      severity: 'error',
+      comment: 'Configuration is read by everyone and reads only the pipeline.',
+      from: { path: '^src/config/' },
+      to: { path: ['^src/(approvals|bot|queue|client|emulator)/', '^views/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+    exclude: { path: '\\.test\\.ts$' },
+  },
+};
