@@ -89,16 +89,26 @@ export type ApproveRights =
     }
   | { readonly ok: false; readonly reason: string };
 
-/** May `userId` approve anything here, and what. */
+/**
+ * May `userId` approve anything here, and what. When no step of the version needs review (an edit left
+ * only automatic — or blocked — steps), nobody is anyone's approver: whoever may edit the plan may then
+ * approve or reject it, so a run never becomes one nobody can decide.
+ */
 export function approveRights(config: CountersignConfig, state: RunState, userId: string): ApproveRights {
   const authority = authorityFor(config, state);
   const { eligible, fresh } = stepsToApprove(state.current, state.approvals, userId, authority);
-  return eligible.length > 0
-    ? { ok: true, eligible, fresh }
-    : { ok: false, reason: explainNoAuthority(state.current, userId, authority) };
+  if (eligible.length > 0) return { ok: true, eligible, fresh };
+  const needsReview = state.current.plan.steps.some((step) => step.route.kind === 'review');
+  if (!needsReview && mayEdit(authority, userId)) return { ok: true, eligible: [], fresh: [] };
+  return {
+    ok: false,
+    reason: needsReview
+      ? explainNoAuthority(state.current, userId, authority)
+      : 'you are in no group that may act on this plan',
+  };
 }
 
-/** Anyone who may approve any step of the current version may reject the run. */
+/** Anyone who may approve the current version (see `approveRights`) may reject the run. */
 export function rejectRights(
   config: CountersignConfig,
   state: RunState,

@@ -18,7 +18,7 @@ import { loadRun, type RunSnapshot } from './store.ts';
 import type { RunView, UseCaseResult } from './types.ts';
 import { type ApproveInput, approve } from './use-cases/approve.ts';
 import type { Attempt, UseCaseContext } from './use-cases/context.ts';
-import { applyEdit, type DiffAction, diffActionSteps, type EditInput } from './use-cases/edit.ts';
+import { applyDiffAction, applyEdit, type DiffActionInput, type EditInput } from './use-cases/edit.ts';
 import { type PostedInput, recordPosted } from './use-cases/record-posted.ts';
 import { type RejectInput, reject } from './use-cases/reject.ts';
 import { type SubmitPlanInput, submitPlan } from './use-cases/submit-plan.ts';
@@ -105,34 +105,14 @@ export class ApprovalService extends ApprovalQueries {
 
   /**
    * The diff message's partial keeps, each producing a new version from the edit shown: remove a step
-   * the edit added, revert a step it changed, or discard the whole edit. They are edits, so the same
-   * checks apply (current version, pipeline, may_author).
+   * the edit added, revert a step it changed, or discard the whole edit (use-cases/edit.ts).
    */
-  async applyDiffAction(input: {
-    runId: string;
-    version: number;
-    userId: string;
-    action: DiffAction;
-    stepId?: string;
-  }): Promise<UseCaseResult> {
+  async applyDiffAction(input: DiffActionInput): Promise<UseCaseResult> {
     const edited = await this.getVersion(input.runId, input.version);
-    if (edited === undefined) return { kind: 'not_found', runId: input.runId };
     const base =
-      edited.baseVersion === undefined ? undefined : await this.getVersion(input.runId, edited.baseVersion);
-    if (base === undefined) {
-      return {
-        kind: 'unauthorized',
-        reason: `version ${input.version} is not an edit, so there is nothing to undo`,
-      };
-    }
-    const steps = diffActionSteps(edited, base, input.action, input.stepId);
-    if (!steps.ok) return { kind: 'unauthorized', reason: steps.reason };
-    return this.applyEdit({
-      runId: input.runId,
-      baseVersion: input.version,
-      editorId: input.userId,
-      steps: steps.steps,
-    });
+      edited?.baseVersion === undefined ? undefined : await this.getVersion(input.runId, edited.baseVersion);
+    const versions = { ...(edited === undefined ? {} : { edited }), ...(base === undefined ? {} : { base }) };
+    return this.run(input.runId, (ctx, snapshot) => applyDiffAction(ctx, snapshot, input, versions));
   }
 
   /** The expiry timer of `version` (use-cases/timers.ts). */

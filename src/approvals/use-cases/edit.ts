@@ -4,8 +4,8 @@
  * n+1, whose new steps get ids the run never used; approvals stay bound to step ids and digests, so
  * touched steps need approving again and untouched ones keep theirs.
  *
- * diffActionSteps: the diff message's partial keeps — remove a step the edit added, revert a step it
- * changed, discard the whole edit — as the steps of a new edit of the version shown.
+ * applyDiffAction: the diff message's partial keeps — remove a step the edit added, revert a step it
+ * changed, discard the whole edit — each an edit of the version the message shows, behind the same gate.
  */
 import {
   assignEditStepIds,
@@ -13,10 +13,13 @@ import {
   type EditedStep,
   envelopeOf,
   type JsonObject,
+  type PlanDiff,
   type Provenance,
+  type ValidatedPlan,
+  type ValidatedStep,
   validate,
 } from '../../pipeline/index.ts';
-import { editRights } from '../guard.ts';
+import { editRights, type RunState } from '../guard.ts';
 import type { RunSnapshot } from '../store.ts';
 import type { StoredVersion } from '../types.ts';
 import { type Attempt, commitFor, gate, refuse, type UseCaseContext, viewOf } from './context.ts';
@@ -43,38 +46,78 @@ export function applyEdit(ctx: UseCaseContext, snapshot: RunSnapshot, input: Edi
     });
   }
   const base = state.current.plan;
-  const history = { ...(state.current.stepHistory ?? {}) };
   const baseIds = new Set(base.steps.map((step) => step.id));
-  const candidate = { ...envelopeOf(base), steps: assignEditStepIds(baseIds, history, input.steps) };
+  const candidate = {
+    ...envelopeOf(base),
+    steps: assignEditStepIds(baseIds, state.current.stepHistory ?? {}, input.steps),
+  };
   const validated = validate(candidate, {
     config: ctx.config.pipeline,
     now: ctx.now,
     edit: { editorId: input.editorId, base },
   });
-  if (!validated.ok) {
-    // Journaled: who tried to change the plan, and what the pipeline refused (the plan is unchanged).
-    const reason = `${validated.phase}: ${validated.diagnostics.map((d) => d.message).join('; ')}`;
-    const commit = commitFor(ctx, snapshot, input.runId).journal(
-      {
-        type: 'edit_refused',
-        editor: input.editorId,
-        baseVersion: input.baseVersion,
-        reason: reason.slice(0, 2000),
-      },
-      ctx.now,
-      base.digest,
-    );
-    return {
-      commit,
-      result: { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics },
-    };
-  }
-  const plan = validated.plan;
-  const diff = diffPlans(base, plan);
-  if (diff.isEmpty && base.digest === plan.digest) {
+  if (!validated.ok) return editRefused(ctx, snapshot, input, base, validated);
+  const diff = diffPlans(base, validated.plan);
+  if (diff.isEmpty && base.digest === validated.plan.digest) {
     return { result: { kind: 'unchanged', run: viewOf(ctx, input.runId, state) } };
   }
+  const version = nextVersion(ctx, state, input.editorId, validated.plan, diff);
+  const commit = commitFor(ctx, snapshot, input.runId)
+    .set(ctx.keys.forRun(input.runId).version(version.version), JSON.stringify(version))
+    .run({ version: version.version, plan_digest: version.plan.digest, recheck_problem: '' })
+    .journal(
+      {
+        type: 'edited',
+        editor: input.editorId,
+        baseVersion: state.current.version,
+        version: version.version,
+        before: base,
+        after: version.plan,
+        diff,
+      },
+      ctx.now,
+      version.plan.digest,
+    );
+  const next = { ...state, current: version, fields: { ...state.fields, version: version.version } };
+  return {
+    commit,
+    result: { kind: 'edited', run: viewOf(ctx, input.runId, next), previous: state.current, diff },
+  };
+}
 
+/** The pipeline refused the candidate: journaled (who tried what, and why); the plan is unchanged. */
+function editRefused(
+  ctx: UseCaseContext,
+  snapshot: RunSnapshot,
+  input: EditInput,
+  base: ValidatedPlan,
+  validated: Extract<ReturnType<typeof validate>, { ok: false }>,
+): Attempt {
+  const reason = `${validated.phase}: ${validated.diagnostics.map((d) => d.message).join('; ')}`;
+  const commit = commitFor(ctx, snapshot, input.runId).journal(
+    {
+      type: 'edit_refused',
+      editor: input.editorId,
+      baseVersion: input.baseVersion,
+      reason: reason.slice(0, 2000),
+    },
+    ctx.now,
+    base.digest,
+  );
+  return { commit, result: { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics } };
+}
+
+/**
+ * Version n+1: steps the edit added or changed are authored by the editor in this version, the others
+ * keep their provenance; every id the run has used stays in its history.
+ */
+function nextVersion(
+  ctx: UseCaseContext,
+  state: RunState,
+  editorId: string,
+  plan: ValidatedPlan,
+  diff: PlanDiff<ValidatedStep>,
+): StoredVersion {
   const versionNumber = state.current.version + 1;
   const touched = new Map(
     diff.changes.flatMap((change) =>
@@ -88,51 +131,72 @@ export function applyEdit(ctx: UseCaseContext, snapshot: RunSnapshot, input: Edi
         step.id,
         change === undefined
           ? (state.current.provenance[step.id] ?? ({ by: 'agent', version: 1 } satisfies Provenance))
-          : ({ by: 'user', userId: input.editorId, version: versionNumber, change } satisfies Provenance),
+          : ({ by: 'user', userId: editorId, version: versionNumber, change } satisfies Provenance),
       ];
     }),
   );
-  for (const step of plan.steps) history[step.id] = step.digest;
-  const version: StoredVersion = {
+  const stepHistory = { ...(state.current.stepHistory ?? {}) };
+  for (const step of plan.steps) stepHistory[step.id] = step.digest;
+  return {
     version: versionNumber,
     plan,
     provenance,
-    createdBy: input.editorId,
+    createdBy: editorId,
     createdAt: ctx.now,
     baseVersion: state.current.version,
-    stepHistory: history,
-  };
-  const commit = commitFor(ctx, snapshot, input.runId)
-    .set(ctx.keys.forRun(input.runId).version(versionNumber), JSON.stringify(version))
-    .run({ version: versionNumber, plan_digest: plan.digest, recheck_problem: '' })
-    .journal(
-      {
-        type: 'edited',
-        editor: input.editorId,
-        baseVersion: state.current.version,
-        version: versionNumber,
-        before: base,
-        after: plan,
-        diff,
-      },
-      ctx.now,
-      plan.digest,
-    );
-  const next = { ...state, current: version, fields: { ...state.fields, version: versionNumber } };
-  return {
-    commit,
-    result: { kind: 'edited', run: viewOf(ctx, input.runId, next), previous: state.current, diff },
+    stepHistory,
   };
 }
 
 /** A diff message's partial keep. */
 export type DiffAction = 'remove_step' | 'revert_step' | 'discard_edit';
 
+export interface DiffActionInput {
+  readonly runId: string;
+  /** The version the diff message shows (an edit). */
+  readonly version: number;
+  readonly userId: string;
+  readonly action: DiffAction;
+  readonly stepId?: string;
+}
+
 /**
- * The steps of the new edit a diff action asks for, given the edited version and the version it was
- * derived from; or why there is none (a step that did not exist before the edit).
+ * A diff action, given the version the message shows and the one it was derived from (read by the
+ * caller: versions are immutable). The click goes through the gate like any other — decided, expired
+ * and stale are answered first — then becomes an edit of that version.
  */
-export function diffActionSteps(
+export function applyDiffAction(
+  ctx: UseCaseContext,
+  snapshot: RunSnapshot,
+  input: DiffActionInput,
+  versions: { readonly edited?: StoredVersion; readonly base?: StoredVersion },
+): Attempt {
+  const gated = gate(ctx, snapshot, input, 'edit');
+  if (!('open' in gated)) return gated;
+  const refusal = (detail: string) =>
+    refuse(ctx, snapshot, gated.open, {
+      action: 'edit',
+      version: input.version,
+      userId: input.userId,
+      reason: 'unauthorized',
+      detail,
+    });
+  const { edited, base } = versions;
+  if (edited === undefined || base === undefined) {
+    return refusal(`version ${input.version} is not an edit, so there is nothing to undo`);
+  }
+  const steps = diffActionSteps(edited, base, input.action, input.stepId);
+  if (!steps.ok) return refusal(steps.reason);
+  return applyEdit(ctx, snapshot, {
+    runId: input.runId,
+    baseVersion: input.version,
+    editorId: input.userId,
+    steps: steps.steps,
+  });
+}
+
+/** The steps of the edit a diff action asks for, or why there is none. */
+function diffActionSteps(
   edited: StoredVersion,
   base: StoredVersion,
   action: DiffAction,

@@ -14,6 +14,7 @@ import {
 } from '../../pipeline/index.ts';
 import { buildDecision, sealDecision } from '../decision-builder.ts';
 import { stateOf } from '../guard.ts';
+import type { RunCommit, RunFieldUpdate } from '../run-commit.ts';
 import type { RunFields, RunSnapshot } from '../store.ts';
 import type { JournalEvent, StoredVersion } from '../types.ts';
 import { type Attempt, commitFor, decidedState, decideRun, type UseCaseContext, viewOf } from './context.ts';
@@ -35,7 +36,6 @@ export function submitPlan(ctx: UseCaseContext, snapshot: RunSnapshot, input: Su
       : { result: { kind: 'run_exists', runId: input.runId } };
   }
   const { now } = ctx;
-  const keys = ctx.keys.forRun(input.runId);
   const commit = commitFor(ctx, snapshot, input.runId);
   const submitted: JournalEvent = {
     type: 'submitted',
@@ -44,41 +44,57 @@ export function submitPlan(ctx: UseCaseContext, snapshot: RunSnapshot, input: Su
     ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
   };
   commit.journal(submitted, now, null);
-  const base = { agent: input.agent, created_at: now, submission_digest: submissionDigest };
+  const base = { agent: input.agent, created_at: now, submission_digest: submissionDigest } as const;
 
   const validated = validateSubmission(ctx, input);
-  if (!validated.ok) {
-    // No version exists: the decision names the phase and its diagnostics, and no plan.
-    const decision = ctx.sign(
-      buildDecision({
-        runId: input.runId,
-        agent: input.agent,
-        status: 'invalid',
-        decidedAt: now,
-        decidedBy: null,
-        phase: validated.phase,
-        diagnostics: validated.diagnostics,
-        configDigest: ctx.config.digest,
-      }),
-    );
-    sealDecision(commit, keys, ctx.keys.decided(input.agent), decision, {
-      ...base,
-      version: 0,
-      expires_at: 0,
-    });
-    commit.journal(
-      { type: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics },
-      now,
-      null,
-    );
-    return {
-      commit,
-      decision,
-      result: { kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics, decision },
-    };
-  }
+  if (!validated.ok) return decideInvalid(ctx, commit, input, validated, base);
+  return storeFirstVersion(ctx, commit, input, validated.plan, { ...base, submissionDigest });
+}
 
-  const plan = validated.plan;
+/** No version exists: the decision names the phase and its diagnostics, and no plan. */
+function decideInvalid(
+  ctx: UseCaseContext,
+  commit: RunCommit,
+  input: SubmitPlanInput,
+  validated: { readonly phase: Phase; readonly diagnostics: readonly Diagnostic[] },
+  base: RunFieldUpdate,
+): Attempt {
+  const decision = ctx.sign(
+    buildDecision({
+      runId: input.runId,
+      agent: input.agent,
+      status: 'invalid',
+      decidedAt: ctx.now,
+      decidedBy: null,
+      phase: validated.phase,
+      diagnostics: validated.diagnostics,
+      configDigest: ctx.config.digest,
+    }),
+  );
+  sealDecision(commit, ctx.keys.forRun(input.runId), ctx.keys.decided(input.agent), decision, {
+    ...base,
+    version: 0,
+    expires_at: 0,
+  });
+  commit.journal(
+    { type: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics },
+    ctx.now,
+    null,
+  );
+  const { phase, diagnostics } = validated;
+  return { commit, decision, result: { kind: 'invalid', phase, diagnostics, decision } };
+}
+
+/** v1 stored; approved by policy at once when no step needs a person, else pending. */
+function storeFirstVersion(
+  ctx: UseCaseContext,
+  commit: RunCommit,
+  input: SubmitPlanInput,
+  plan: ValidatedPlan,
+  base: RunFieldUpdate & { readonly submissionDigest: string },
+): Attempt {
+  const { now } = ctx;
+  const { submissionDigest, ...fields } = base;
   const version: StoredVersion = {
     version: 1,
     plan,
@@ -91,8 +107,8 @@ export function submitPlan(ctx: UseCaseContext, snapshot: RunSnapshot, input: Su
   };
   const expiresAt = Date.parse(plan.expiresAt);
   commit
-    .set(keys.version(1), JSON.stringify(version))
-    .run({ ...base, version: 1, expires_at: expiresAt, plan_digest: plan.digest })
+    .set(ctx.keys.forRun(input.runId).version(1), JSON.stringify(version))
+    .run({ ...fields, version: 1, expires_at: expiresAt, plan_digest: plan.digest })
     .journal(
       {
         type: 'validated',
