@@ -37,6 +37,7 @@ export interface RunSnapshot {
   /** `'0'` when the run does not exist. */
   readonly rev: string;
   readonly fields?: RunFields;
+  /** Absent when the run does not exist, and for a plan refused as invalid (decided with no version). */
   readonly current?: StoredVersion;
   readonly approvals: readonly ApprovalRecord[];
 }
@@ -59,6 +60,8 @@ export async function loadRun(redis: Redis, keys: RunKeys): Promise<RunSnapshot>
   const approvalHash = (results?.[1]?.[1] ?? {}) as Record<string, string>;
   if (hash.rev === undefined) return { rev: '0', approvals: [] };
   const fields = parseFields(hash);
+  // A plan refused as invalid is decided without a version (version 0): the run has no plan to read.
+  if (fields.version === 0) return { rev: hash.rev, fields, approvals: [] };
   const versionText = await redis.get(keys.version(fields.version));
   if (versionText === null)
     throw new Error(`run hash ${keys.run} names version ${fields.version}, which is missing`);

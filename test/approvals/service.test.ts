@@ -97,6 +97,20 @@ describe('submitPlan', () => {
     expect(verifyReceipt(delivered[0]!, SECRET)).toBe(true);
   });
 
+  it('answers reads, clicks and timers on a run refused as invalid (it has no version) instead of throwing', async () => {
+    const svc = service();
+    const runId = 'run-invalid-then-clicked';
+    const plan = freightPlan({ runId, now });
+    const raw = JSON.stringify({ ...plan, steps: [{ tool: 'issue_refund', args: { amount: 'twenty' } }] });
+    expectKind(await svc.submitPlan({ runId, agent: 'freight-ops', raw }), 'invalid');
+    expect(await svc.getRun(runId)).toBeUndefined();
+    expectKind(await svc.approve({ runId, version: 1, userId: 'U0OP1' }), 'not_found');
+    expectKind(await svc.reject({ runId, version: 1, userId: 'U0OP1', reason: 'no' }), 'not_found');
+    expectKind(await svc.expire({ runId, version: 1 }), 'not_found');
+    expect((await svc.recordOutcome({ runId, stepId: 's1', status: 'applying' })).kind).toBe('not_found');
+    expect((await svc.getDecision(runId))?.status).toBe('invalid');
+  });
+
   it('approves a plan of only auto steps without a card', async () => {
     const svc = service();
     const runId = 'run-auto';
