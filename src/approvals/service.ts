@@ -96,16 +96,24 @@ export class ApprovalService {
 
   /**
    * Stores v1 of a run from a verified submission. Invalid plans and plans whose steps are all `auto`
-   * are decided at once. Re-submitting the same run id with the same text is idempotent (`duplicate`);
-   * with different text it is refused (`run_exists`) — never resumed or overwritten.
+   * are decided at once. Re-submitting the same run id with the same text is idempotent (`duplicate`,
+   * or for a plan refused as invalid, the same `invalid` answer again); with different text it is
+   * refused (`run_exists`) — never resumed or overwritten.
    */
   submitPlan(input: { runId: string; agent: string; raw: string; nonce?: string }): Promise<UseCaseResult> {
     const submissionDigest = sha256Hex(input.raw);
-    const decide = (snapshot: RunSnapshot, now: number): Attempt<UseCaseResult> => {
+    const decide = (
+      snapshot: RunSnapshot,
+      now: number,
+    ): Attempt<UseCaseResult> | Promise<Attempt<UseCaseResult>> => {
       if (snapshot.fields !== undefined) {
-        return snapshot.fields.submissionDigest === submissionDigest
-          ? { result: { kind: 'duplicate', run: this.view(snapshot) } }
-          : { result: { kind: 'run_exists', runId: input.runId } };
+        if (snapshot.fields.submissionDigest !== submissionDigest) {
+          return { result: { kind: 'run_exists', runId: input.runId } };
+        }
+        // Refused as invalid: there is no run to show, only the decision it got.
+        if (snapshot.current === undefined)
+          return this.invalidAgain(input.runId).then((result) => ({ result }));
+        return { result: { kind: 'duplicate', run: this.view(snapshot) } };
       }
       const keys = this.keys.forRun(input.runId);
       const commit = new RunCommit(keys, snapshot);
@@ -919,6 +927,15 @@ export class ApprovalService {
         ...(reason === undefined ? {} : { reason }),
       },
     };
+  }
+
+  /** The answer a plan refused as invalid got, given again to a re-submission of the same text. */
+  private async invalidAgain(runId: string): Promise<UseCaseResult> {
+    const decision = await this.getDecision(runId);
+    if (decision === undefined || decision.phase === null) {
+      throw new Error(`run ${runId} was refused as invalid but has no invalid decision`);
+    }
+    return { kind: 'invalid', phase: decision.phase, diagnostics: decision.diagnostics, decision };
   }
 
   private validateSubmission(

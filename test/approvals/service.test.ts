@@ -111,6 +111,21 @@ describe('submitPlan', () => {
     expect((await svc.getDecision(runId))?.status).toBe('invalid');
   });
 
+  it('answers the same invalid text again as it did the first time (a retried intake job), and other text with run_exists', async () => {
+    const svc = service();
+    const runId = 'run-invalid-resubmitted';
+    const plan = freightPlan({ runId, now });
+    const raw = JSON.stringify({ ...plan, steps: [{ tool: 'issue_refund', args: { amount: 'twenty' } }] });
+    const first = expectKind(await svc.submitPlan({ runId, agent: 'freight-ops', raw }), 'invalid');
+    const again = expectKind(await svc.submitPlan({ runId, agent: 'freight-ops', raw }), 'invalid');
+    expect(again).toEqual(first);
+    expect(delivered).toHaveLength(1);
+    expect(await svc.submitPlan({ runId, agent: 'freight-ops', raw: `${raw} ` })).toEqual({
+      kind: 'run_exists',
+      runId,
+    });
+  });
+
   it('approves a plan of only auto steps without a card', async () => {
     const svc = service();
     const runId = 'run-auto';
