@@ -16,15 +16,31 @@
  * `MODEL_SEED=<seed> MODEL_PATH=<path> MODEL_REPLAY_PATH=<replayPath>`; run more with
  * `MODEL_RUNS=50000`, see what the runs covered with `MODEL_STATS=1`. The runs go in 8 lanes at once
  * (each its own fast-check property): one lane waits on Redis round trips more than it computes.
+ *
+ * The test of the test runs the same commands against a model that binds approvals by digest only
+ * (the old rule: an approval of digest D counts for every step with digest D). The first
+ * counterexample it found, shrunk (seed -728390402):
+ *
+ *   submit([ship{"order":"A"}, pay{"to":"acme","amount":500}], expires in 20m),
+ *   approve(U0OPS1, current),
+ *   edit(U0OPS1, current: add a copy of #0 at #0; add note{"text":"hi"} at #0)
+ *
+ * U0OPS1's click approves s1 (ship A); s2, a payment fin must approve, keeps the run pending. The edit
+ * adds s4 with the very bytes of s1 (and s3, an automatic note the shrinking kept). The service shows
+ * s4 awaiting one ops approval, with none: U0OPS1 approved s1, not s4. The digest-only model counts
+ * U0OPS1's approval of those bytes for s4 as well, and shows only s2 awaiting — under the old
+ * rule an approval given to one step approved another step added later with the same bytes. With its
+ * fixed seed the test finds the same thing without the note: submit([pay acme 500, ship A]),
+ * approve(U0OPS1), edit(U0OPS1: add ship A) — the service has the new s3 awaiting, the model not.
  */
 import fc from 'fast-check';
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.ts';
 import type { Decision } from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
 import { type Real, runCommand, submitCommand, tally } from './model/commands.ts';
 import { AGENT, modelConfig, SECRET } from './model/config.ts';
-import { type ApprovalBinding, BY_STEP_ID_AND_DIGEST, RunModel } from './model/run-model.ts';
+import { type ApprovalBinding, BY_DIGEST_ONLY, BY_STEP_ID_AND_DIGEST, RunModel } from './model/run-model.ts';
 
 const { redis, prefix, cleanup } = testRedis('approval-model');
 afterAll(cleanup);
@@ -93,4 +109,28 @@ describe('the approval service against a reference model of a run', () => {
     },
     TIMEOUT_MS,
   );
+
+  it('catches a model that binds approvals by digest only (the old rule); the same runs pass the right model', async () => {
+    // A fixed seed keeps the counterexample it prints the one recorded above; any seed finds one.
+    const details = await fc.check(runProperty(BY_DIGEST_ONLY), { numRuns: 5_000, seed: 5 });
+    expect(details.failed, 'the digest-only model was never caught').toBe(true);
+    const error = details.errorInstance;
+    // A disagreement with the service, not a crash of the test.
+    expect(error instanceof Error ? error.message : String(error)).toMatch(
+      /^(the run after|the decision after|.*: the answer)/,
+    );
+    const [submit, commands] = details.counterexample!;
+    const right = setup(BY_STEP_ID_AND_DIGEST);
+    await fc.asyncModelRun(() => right, [submit, ...commands]);
+    console.log(
+      [
+        'The digest-only model, caught:',
+        fc.defaultReportMessage(details),
+        error instanceof Error ? error.message : String(error),
+        '',
+        'The same commands against the right model (they pass):',
+        ...right.real.trace.map((line) => `  ${line}`),
+      ].join('\n'),
+    );
+  }, 120_000);
 });

@@ -4,6 +4,9 @@
  * hold after each use case; it borrows only the pure digest functions from src/pipeline (how a digest
  * is computed is not what is under test). Routes, approval rights, edit ids and the edit checks are
  * written out again here from the rules, not taken from src/approvals.
+ *
+ * How approvals bind to steps is a parameter (`ApprovalBinding`) so the test can run a deliberately
+ * wrong model against the service and show that the comparison catches it.
  */
 import {
   type JsonObject,
@@ -74,7 +77,7 @@ export interface ModelApproval {
   readonly at: number;
 }
 
-/** How approvals are bound to steps. */
+/** How approvals are bound to steps: the rule under test, or a wrong one for the test of the test. */
 export interface ApprovalBinding {
   /** Whether `approval` is an approval of `step` as it is now. */
   isOf(approval: ModelApproval, step: ModelStep): boolean;
@@ -90,6 +93,23 @@ export const BY_STEP_ID_AND_DIGEST: ApprovalBinding = {
   record: (fresh, userId, version, at) =>
     fresh.map((step) => ({ stepId: step.id, stepDigest: step.digest, userId, version, at })),
   comparableRecords: true,
+};
+
+/**
+ * The old rule, deliberately wrong: an approval of digest D counts for every step with digest D — a
+ * step added later with the same bytes included — and one record per digest satisfies identical steps.
+ */
+export const BY_DIGEST_ONLY: ApprovalBinding = {
+  isOf: (approval, step) => approval.stepDigest === step.digest,
+  record: (fresh, userId, version, at) => {
+    const seen = new Set<string>();
+    return fresh.flatMap((step) => {
+      if (seen.has(step.digest)) return [];
+      seen.add(step.digest);
+      return [{ stepId: step.id, stepDigest: step.digest, userId, version, at }];
+    });
+  },
+  comparableRecords: false,
 };
 
 /** What a use case answers, reduced to what the model predicts. */
