@@ -3,7 +3,7 @@
  * snapshot every transition decides on (writing is run-commit.ts).
  */
 import type { Redis } from 'ioredis';
-import { CountersignError } from '../pipeline/index.ts';
+import { CountersignError, type Decision } from '../pipeline/index.ts';
 import type { RunKeys } from './keys.ts';
 import type { ApprovalRecord, RunStatus, StoredVersion } from './types.ts';
 
@@ -43,8 +43,11 @@ export interface RunSnapshot {
   /** `'0'` when the run does not exist. */
   readonly rev: string;
   readonly fields?: RunFields;
+  /** Absent when the run does not exist, and for a plan refused as invalid (decided with no version). */
   readonly current?: StoredVersion;
   readonly approvals: readonly ApprovalRecord[];
+  /** For a plan refused as invalid (no version to read): the decision it got. */
+  readonly invalidDecision?: Decision;
 }
 
 /** Reads the run hash, its approvals and its current version. */
@@ -54,6 +57,16 @@ export async function loadRun(redis: Redis, keys: RunKeys): Promise<RunSnapshot>
   const approvalHash = (results?.[1]?.[1] ?? {}) as Record<string, string>;
   if (hash.rev === undefined) return { rev: '0', approvals: [] };
   const fields = parseFields(hash);
+  // A plan refused as invalid is decided without a version (version 0): the run has no plan to read.
+  if (fields.version === 0) {
+    const decision = await redis.get(keys.decision);
+    return {
+      rev: hash.rev,
+      fields,
+      approvals: [],
+      ...(decision === null ? {} : { invalidDecision: JSON.parse(decision) as Decision }),
+    };
+  }
   const versionText = await redis.get(keys.version(fields.version));
   if (versionText === null)
     throw new CountersignError(

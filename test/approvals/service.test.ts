@@ -97,6 +97,35 @@ describe('submitPlan', () => {
     expect(verifyReceipt(delivered[0]!, SECRET)).toBe(true);
   });
 
+  it('answers reads, clicks and timers on a run refused as invalid (it has no version) instead of throwing', async () => {
+    const svc = service();
+    const runId = 'run-invalid-then-clicked';
+    const plan = freightPlan({ runId, now });
+    const raw = JSON.stringify({ ...plan, steps: [{ tool: 'issue_refund', args: { amount: 'twenty' } }] });
+    expectKind(await svc.submitPlan({ runId, agent: 'freight-ops', raw }), 'invalid');
+    expect(await svc.getRun(runId)).toBeUndefined();
+    expectKind(await svc.approve({ runId, version: 1, userId: 'U0OP1' }), 'not_found');
+    expectKind(await svc.reject({ runId, version: 1, userId: 'U0OP1', reason: 'no' }), 'not_found');
+    expectKind(await svc.expire({ runId, version: 1 }), 'not_found');
+    expect((await svc.recordOutcome({ runId, stepId: 's1', status: 'applying' })).kind).toBe('not_found');
+    expect((await svc.getDecision(runId))?.status).toBe('invalid');
+  });
+
+  it('answers the same invalid text again as it did the first time (a retried intake job), and other text with run_exists', async () => {
+    const svc = service();
+    const runId = 'run-invalid-resubmitted';
+    const plan = freightPlan({ runId, now });
+    const raw = JSON.stringify({ ...plan, steps: [{ tool: 'issue_refund', args: { amount: 'twenty' } }] });
+    const first = expectKind(await svc.submitPlan({ runId, agent: 'freight-ops', raw }), 'invalid');
+    const again = expectKind(await svc.submitPlan({ runId, agent: 'freight-ops', raw }), 'invalid');
+    expect(again).toEqual(first);
+    expect(delivered).toHaveLength(1);
+    expect(await svc.submitPlan({ runId, agent: 'freight-ops', raw: `${raw} ` })).toEqual({
+      kind: 'run_exists',
+      runId,
+    });
+  });
+
   it('approves a plan of only auto steps without a card', async () => {
     const svc = service();
     const runId = 'run-auto';

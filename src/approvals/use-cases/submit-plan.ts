@@ -5,6 +5,7 @@
  * (`run_exists`) — never resumed or overwritten.
  */
 import {
+  CountersignError,
   type Diagnostic,
   type Phase,
   type Provenance,
@@ -29,11 +30,24 @@ export interface SubmitPlanInput {
 
 export function submitPlan(ctx: UseCaseContext, snapshot: RunSnapshot, input: SubmitPlanInput): Attempt {
   const submissionDigest = sha256Hex(input.raw);
-  const existing = stateOf(snapshot);
-  if (existing !== undefined) {
-    return existing.fields.submissionDigest === submissionDigest
-      ? { result: { kind: 'duplicate', run: viewOf(ctx, input.runId, existing) } }
-      : { result: { kind: 'run_exists', runId: input.runId } };
+  if (snapshot.fields !== undefined) {
+    if (snapshot.fields.submissionDigest !== submissionDigest) {
+      return { result: { kind: 'run_exists', runId: input.runId } };
+    }
+    const existing = stateOf(snapshot);
+    if (existing !== undefined)
+      return { result: { kind: 'duplicate', run: viewOf(ctx, input.runId, existing) } };
+    // Refused as invalid: there is no run to show, only the answer it got, given again.
+    const decision = snapshot.invalidDecision;
+    if (decision === undefined || decision.phase === null) {
+      throw new CountersignError(
+        'state_corrupt',
+        `run ${input.runId} was refused as invalid but has no invalid decision`,
+      );
+    }
+    return {
+      result: { kind: 'invalid', phase: decision.phase, diagnostics: decision.diagnostics, decision },
+    };
   }
   const { now } = ctx;
   const commit = commitFor(ctx, snapshot, input.runId);

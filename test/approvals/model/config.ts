@@ -1,0 +1,125 @@
+/**
+ * The small configuration the model-based test runs the real service with, and the same rules written
+ * out as plain data for the reference model (test/approvals/model/run-model.ts), which never reads the
+ * real config's policy functions.
+ *
+ * Three tools: `ship` (write, reviewed by ops), `pay` (irreversible, reviewed by two fin people other
+ * than its author; three from $100 — escalation may not help there —, blocked from $1,000) and `note`
+ * (write, automatic unless urgent, then one fin approval). ops may write ship and note steps, fin and
+ * lead anything. Escalation level 1 tells the leads, who may then count as one member of ops or fin
+ * for reversible steps; level 2 tells U0LEAD1 and the outsider, whose approval alone settles a fin step,
+ * irreversible ones included.
+ */
+import { z } from 'zod';
+import { defineConfig } from '../../../src/config/index.ts';
+import { choice, defineTool, money, rule } from '../../../src/pipeline/index.ts';
+
+export const AGENT = 'model-agent';
+export const SECRET = 'model-test-secret-0123456789';
+
+export const GROUPS = {
+  ops: ['U0OPS1', 'U0OPS2', 'U0OPS3'],
+  fin: ['U0FIN1', 'U0FIN2', 'U0FIN3'],
+  // U0OPS3 is an operator and a lead: a member's rights and an escalation's on one person.
+  lead: ['U0LEAD1', 'U0OPS3'],
+} as const satisfies Record<string, readonly string[]>;
+export type GroupName = keyof typeof GROUPS;
+
+/** In no group: may act only once escalation level 2 names them. */
+export const OUTSIDER = 'U0OUT';
+
+/** Everyone who clicks in the model run. */
+export const USERS: readonly string[] = [...new Set([...Object.values(GROUPS).flat(), OUTSIDER])];
+
+/** Group → tools its members may write in an edit. */
+export const AUTHORING: Readonly<Record<GroupName, '*' | readonly string[]>> = {
+  ops: ['ship', 'note'],
+  fin: '*',
+  lead: '*',
+};
+
+export type Effect = 'write' | 'irreversible';
+export const EFFECTS: Readonly<Record<string, Effect>> = {
+  ship: 'write',
+  pay: 'irreversible',
+  note: 'write',
+};
+
+export interface Grant {
+  readonly approve: '*' | readonly GroupName[];
+  readonly counts: 'member' | 'alone';
+  readonly irreversible: boolean;
+}
+
+/** The escalation levels as resolved: whom each notifies and what it grants them. */
+export const LEVELS: readonly { readonly notify: readonly string[]; readonly may: Grant }[] = [
+  { notify: GROUPS.lead, may: { approve: ['ops', 'fin'], counts: 'member', irreversible: false } },
+  { notify: ['U0LEAD1', OUTSIDER], may: { approve: ['fin'], counts: 'alone', irreversible: true } },
+];
+
+/** The amounts (cents) where payments need more approvals, and where they are refused outright. */
+export const LARGE_PAYMENT = 10_000;
+export const HUGE_PAYMENT = 100_000;
+
+const ship = defineTool({
+  name: 'ship',
+  title: 'Ship order',
+  effect: 'write',
+  args: z.strictObject({ order: choice(['A', 'B']) }),
+});
+
+const pay = defineTool({
+  name: 'pay',
+  title: 'Pay supplier',
+  effect: 'irreversible',
+  args: z.strictObject({ to: choice(['acme', 'globex']), amount: money() }),
+});
+
+const note = defineTool({
+  name: 'note',
+  title: 'Post note',
+  effect: 'write',
+  args: z.strictObject({ text: choice(['hi', 'bye']), urgent: z.boolean().optional() }),
+});
+
+export const modelConfig = defineConfig({
+  tools: [ship, pay, note],
+  agents: { [AGENT]: { tools: ['ship', 'pay', 'note'], channel: 'C0MODEL', secret: SECRET } },
+  groups: GROUPS,
+  policy: [
+    rule(note, { name: 'quiet-notes', when: (args) => args.urgent !== true, route: 'auto' }),
+    rule(note, { name: 'urgent-notes', route: 'review', approvers: 'fin' }),
+    rule(pay, {
+      name: 'huge-payments',
+      when: (args) => args.amount >= HUGE_PAYMENT,
+      route: 'block',
+      reason: 'payments from $1,000 go through the bank portal',
+    }),
+    rule(pay, {
+      name: 'large-payments',
+      when: (args) => args.amount >= LARGE_PAYMENT,
+      route: 'review',
+      approvers: 'fin',
+      approvals: 3,
+      distinctFromAuthor: true,
+      escalatedMayApprove: false,
+    }),
+    rule(pay, {
+      name: 'payments',
+      route: 'review',
+      approvers: 'fin',
+      approvals: 2,
+      distinctFromAuthor: true,
+    }),
+    rule(ship, { name: 'shipping', route: 'review', approvers: 'ops' }),
+  ],
+  authoring: AUTHORING,
+  escalation: {
+    [AGENT]: {
+      levels: [
+        { after: '15m', notify: 'lead', may: LEVELS[0]!.may },
+        { after: '45m', notify: [...LEVELS[1]!.notify], may: LEVELS[1]!.may },
+      ],
+    },
+  },
+});

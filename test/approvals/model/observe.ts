@@ -1,0 +1,259 @@
+/**
+ * What the test reads back from the service after every command, and what it holds it to: the
+ * model's view of the run and of the decision, and — independently of the model — the properties the
+ * approval rules promise (see `assertInvariants`).
+ */
+import type { RunView, UseCaseResult } from '../../../src/approvals/types.ts';
+import { type Decision, planDigest, verifyReceipt } from '../../../src/pipeline/index.ts';
+import type { Real } from './commands.ts';
+import { modelConfig, SECRET } from './config.ts';
+import { type ExpectedDecision, type ExpectedRun, problem, type RunModel } from './run-model.ts';
+
+/** The run as the service shows it, in the model's terms. */
+export function observedRun(run: RunView | undefined, withRecords: boolean): ExpectedRun | undefined {
+  if (run === undefined) return undefined;
+  return {
+    status: run.status,
+    version: run.version,
+    steps: run.current.plan.steps.map((step) => ({
+      id: step.id,
+      tool: step.tool,
+      args: step.args,
+      digest: step.digest,
+      route: step.route.kind,
+    })),
+    provenance: run.current.provenance,
+    createdBy: run.current.createdBy,
+    baseVersion: run.current.baseVersion,
+    standing: Object.fromEntries(
+      Object.entries(run.standing).map(([id, standing]) => [
+        id,
+        { ...standing, approvers: [...standing.approvers].sort() },
+      ]),
+    ),
+    awaiting: run.awaiting.map((awaited) => ({ ...awaited, approvers: [...awaited.approvers].sort() })),
+    blocked: run.blocked.map((step) => step.id),
+    decidedBy: run.decidedBy,
+    decidedAt: run.decidedAt,
+    reason: run.reason,
+    recheckProblem: run.recheckProblem,
+    escalationLevel: run.escalationLevel,
+    escalatedTo: run.escalatedTo,
+    escalated: run.escalated.map(({ userId, levels }) => ({ userId, levels })),
+    usedStepIds: [...run.usedStepIds].sort(),
+    ...(withRecords
+      ? {
+          approvals: run.approvals
+            .map((a) => `${a.stepId}|${a.stepDigest}|${a.userId}|${a.version}|${a.at}`)
+            .sort(),
+        }
+      : {}),
+  };
+}
+
+/** The decision as the service sealed it, in the model's terms. */
+export function observedDecision(decision: Decision | undefined): ExpectedDecision | undefined {
+  if (decision === undefined) return undefined;
+  return {
+    status: decision.status,
+    version: decision.version,
+    plan:
+      decision.plan === null
+        ? null
+        : {
+            expiresAt: decision.plan.expiresAt,
+            digest: decision.plan.digest,
+            steps: decision.plan.steps.map((step) => ({
+              id: step.id,
+              tool: step.tool,
+              args: step.args,
+              digest: step.digest,
+              route: step.route,
+              approvals: step.approvals.map(({ userId, at }) => ({ userId, at })),
+              provenance: step.provenance,
+            })),
+          },
+    decidedAt: decision.decidedAt,
+    decidedBy: decision.decidedBy,
+    reason: decision.reason,
+    phase: decision.phase,
+    problems: decision.diagnostics.map((d) => problem(d.code, d.stepId)).sort(),
+  };
+}
+
+/**
+ * `actual` (the service's) equals `expected` (the model's); undefined properties count as absent.
+ * When they differ, the message names each differing field with both values, so fast-check's report
+ * says what went wrong. (Not `expect`: this runs several times per command, and its cost showed.)
+ */
+export function expectSame(actual: unknown, expected: unknown, what: string): void {
+  if (same(actual, expected)) return;
+  const fields =
+    isRecord(actual) && isRecord(expected)
+      ? [...new Set([...Object.keys(actual), ...Object.keys(expected)])].filter(
+          (key) => !same(actual[key], expected[key]),
+        )
+      : [];
+  const differences =
+    fields.length === 0
+      ? [`  service: ${stableJson(actual)}`, `  model:   ${stableJson(expected)}`]
+      : fields.flatMap((key) => [
+          `  ${key}:`,
+          `    service: ${stableJson(isRecord(actual) ? actual[key] : undefined)}`,
+          `    model:   ${stableJson(isRecord(expected) ? expected[key] : undefined)}`,
+        ]);
+  throw new Error(`${what} differs from the model's\n${differences.join('\n')}`);
+}
+
+/** Deep equality of JSON-like values, undefined properties counting as absent. */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => same(item, b[i]));
+  }
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const defined = (record: Record<string, unknown>) =>
+    Object.keys(record).filter((key) => record[key] !== undefined);
+  const keys = defined(left);
+  return keys.length === defined(right).length && keys.every((key) => same(left[key], right[key]));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : item,
+  );
+}
+
+/** Throws `message` unless `condition`: for the invariants, checked many times per command. */
+function holds(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`invariant broken: ${message}`);
+}
+
+/**
+ * Reads the run and its decision back and holds them to the model and to the invariants; the run and
+ * decision the use case answered with (`result`) must be the ones stored.
+ */
+export async function checkState(
+  model: RunModel,
+  real: Real,
+  after: string,
+  result?: UseCaseResult,
+): Promise<void> {
+  const [run, decision] = await Promise.all([real.svc.getRun(real.runId), real.svc.getDecision(real.runId)]);
+  const comparable = model.binding.comparableRecords;
+  const observed = observedRun(run, comparable);
+  expectSame(observed, model.expectedRun(), `the run after ${after}`);
+  expectSame(observedDecision(decision), model.decision, `the decision after ${after}`);
+  expectSame(real.delivered, decision === undefined ? [] : [decision], `decisions delivered after ${after}`);
+  if (result !== undefined && 'run' in result && result.run !== undefined) {
+    expectSame(observedRun(result.run, comparable), observed, `the run answered to ${after} (stored)`);
+  }
+  if (result !== undefined && 'decision' in result && result.decision !== undefined) {
+    expectSame(result.decision, decision, `the decision answered to ${after} (stored)`);
+  }
+  assertInvariants(run, decision);
+}
+
+/**
+ * What must hold of any run and decision, whatever the sequence that led there — checked on the
+ * service's own state, without the model:
+ * - a decision is about the run's current version (never a stale one), signed, and sealed exactly
+ *   when the run is no longer pending;
+ * - every approval that counts for a step was given to that step id at its current digest, by someone
+ *   entitled now (a member of its group, or escalated with a grant covering the group — and the
+ *   irreversibility — where the rule lets escalation count), and never by its author where the rule
+ *   bars authors; the decision lists only approvals that count;
+ * - an approved run was approved before it expired, with every review step satisfied and nothing
+ *   blocked; an expired run's decision is `expired`, made at or after its expiry.
+ */
+export function assertInvariants(run: RunView | undefined, decision: Decision | undefined): void {
+  if (decision !== undefined) {
+    holds(verifyReceipt(decision, SECRET), "the decision's receipt verifies");
+    holds(decision.configDigest === modelConfig.digest, 'the decision names the config it was made under');
+    holds(decision.plan === null || planDigest(decision.plan) === decision.plan.digest, 'the plan digest');
+  }
+  if (run === undefined) {
+    holds(decision === undefined || decision.status === 'invalid', 'only a refused plan has no run');
+    return;
+  }
+  holds((run.status === 'pending') === (decision === undefined), 'decided exactly when it has a decision');
+  if (decision !== undefined) {
+    holds(decision.version === run.version, 'the decision is about the current version, not a stale one');
+    holds(decision.plan?.digest === run.current.plan.digest, 'the decision seals the current plan');
+    holds(decision.status === run.status, 'the decision and the run agree on the status');
+  }
+
+  const { current } = run;
+  for (const step of current.plan.steps) {
+    const { route } = step;
+    const standing = run.standing[step.id];
+    const decided = decision?.plan?.steps.find((s) => s.id === step.id)?.approvals.map((a) => a.userId) ?? [];
+    if (route.kind !== 'review') {
+      holds(standing === undefined && decided.length === 0, `${step.id} (${route.kind}) counts no approvals`);
+      continue;
+    }
+    const counted = standing?.approvers ?? [];
+    holds(standing !== undefined, `${step.id} has a standing`);
+    holds(
+      new Set(decided).size === decided.length && decided.every((userId) => counted.includes(userId)),
+      `the decision lists only approvals that count for ${step.id}, once each`,
+    );
+    const author = current.provenance[step.id];
+    const irreversible = modelConfig.pipeline.tools.get(step.tool)?.effect !== 'write';
+    let alone = false;
+    for (const userId of counted) {
+      holds(
+        run.approvals.some(
+          (a) => a.userId === userId && a.stepId === step.id && a.stepDigest === step.digest,
+        ),
+        `${userId}'s approval counted for ${step.id} was given to ${step.id} at its current digest`,
+      );
+      holds(
+        !route.distinctFromAuthor || author?.by !== 'user' || author.userId !== userId,
+        `${userId} wrote ${step.id} and does not count for it`,
+      );
+      const member = (modelConfig.groups[route.group] ?? []).includes(userId);
+      const grants =
+        route.escalatedMayApprove === false
+          ? []
+          : (run.escalated.find((person) => person.userId === userId)?.may ?? []).filter(
+              (grant) =>
+                (grant.approve === '*' || grant.approve.includes(route.group)) &&
+                (!irreversible || grant.irreversible),
+            );
+      holds(member || grants.length > 0, `${userId} is entitled to approve ${step.id}`);
+      if (grants.some((grant) => grant.counts === 'alone')) alone = true;
+    }
+    holds(
+      standing?.satisfied === (alone || counted.length >= route.approvals),
+      `${step.id} is satisfied exactly when enough approvals count`,
+    );
+  }
+
+  if (run.status === 'approved') {
+    holds(
+      decision !== undefined && Date.parse(decision.decidedAt) < Date.parse(current.plan.expiresAt),
+      'an approved run was approved before it expired',
+    );
+    holds(run.blocked.length === 0, 'an approved run has no blocked step');
+    holds(
+      Object.values(run.standing).every((standing) => standing.satisfied),
+      'an approved run has every review step satisfied',
+    );
+  }
+  if (run.status === 'expired') {
+    holds(
+      decision !== undefined && Date.parse(decision.decidedAt) >= Date.parse(current.plan.expiresAt),
+      'an expired run expired at or after its expiry',
+    );
+  }
+}
