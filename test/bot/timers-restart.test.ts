@@ -129,6 +129,8 @@ describe('a bot killed with a pending run (SIGKILL, a real child process)', () =
     const timers = new Queue(TIMERS_QUEUE, { connection: redis, prefix: bullPrefix(prefix) });
     await eventually(async () => ((await timers.getDelayedCount()) === 2 ? true : undefined));
     await timers.close();
+    // The card is visible once Slack has it; where it is gets recorded right after.
+    await eventually(async () => ((await journalEvents(runId)).includes('posted') ? true : undefined));
 
     first.process.kill('SIGKILL');
     await sleep(5000);
