@@ -1,5 +1,5 @@
 /**
- * `npm run audit -- <command>`: read the run journals (DESIGN.md §7, docs/journal.md).
+ * `npm run audit -- <command>`: read the run journals (docs/architecture.md §7, docs/journal.md).
  *
  *   verify <runId>                 recompute the hash chain; report OK or the first broken record;
  *                                  then cross-check the run's approvals, decision and status against it

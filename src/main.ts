@@ -1,5 +1,5 @@
 /**
- * Composition root (DESIGN.md §12): reads the environment and the config, connects Redis, and starts
+ * Composition root (docs/architecture.md §12): reads the environment and the config, connects Redis, and starts
  * the approval service, the intake worker, decision delivery, the timers (expiry, escalation) and the
  * Slack bot, then reconciles pending runs with their timers. `startCountersign` is the same wiring with
  * settings passed in, for the demo, integration tests and benchmarks.

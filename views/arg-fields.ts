@@ -16,7 +16,7 @@ import { formatDay, formatInstant } from './time.ts';
 
 /**
  * What a tool argument is, for people: the kind decides how a value reads on a card and which input
- * element edits it (DESIGN.md §9). `other` covers shapes no single input can edit (unions, records,
+ * element edits it (docs/architecture.md §9). `other` covers shapes no single input can edit (unions, records,
  * lists without items): they are shown and kept as they are.
  */
 export type FieldKind =

@@ -47,7 +47,7 @@ export interface ApprovalCardModel {
 const FIXED_BLOCKS = 5;
 
 /**
- * The approval card (DESIGN.md §9) for chat.postMessage / chat.update: a header with the agent and the
+ * The approval card (docs/architecture.md §9) for chat.postMessage / chat.update: a header with the agent and the
  * state; what the card is waiting for (or the outcome: who, when, why); the agent's summary, labelled
  * as its own words and kept apart from the steps; one section per step rendered from the structured
  * plan; run id, version, short plan digest and expiry; and `approve` / `reject` / `edit` buttons while
@@ -191,7 +191,7 @@ function footerText(runId: string, shown: StoredVersion, time: TimeOptions): str
 
 /**
  * The `approve` / `reject` / `edit` buttons for a version (the card's, and the escalation message's:
- * DESIGN.md §9 gives both the same ids).
+ * docs/architecture.md §9 gives both the same ids).
  */
 export function approvalActions(input: {
   readonly runId: string;

@@ -43,7 +43,7 @@ export interface DiffMessageModel {
 const FIXED_BLOCKS = 4;
 
 /**
- * The diff message posted in the card's thread after an edit (DESIGN.md §6): a headline counting the
+ * The diff message posted in the card's thread after an edit (docs/architecture.md §6): a headline counting the
  * changes; added and removed steps set apart from changed fields (`before → after`, readable via
  * field metadata); moves; the tools' annotations on the new steps; which steps need approval again;
  * and buttons `approve`, `remove_step` (per added step), `revert_step` (per changed step) and

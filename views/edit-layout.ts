@@ -18,7 +18,7 @@ import { toolOf, type ViewConfig } from './view-config.ts';
  * It depends on the run's version and the modal's private_metadata only (never on who is editing).
  */
 
-/** The ids of the edit modal (DESIGN.md §9). */
+/** The ids of the edit modal (docs/architecture.md §9). */
 export const EDIT_IDS = {
   callbackId: 'edit_plan',
   /** action_id of every input element. */
@@ -257,7 +257,7 @@ function stepSlot(
   return { id, toolName, tool, position, isNew, args, fields, hiddenFields: 0 };
 }
 
-/** The element that edits a field holding `value` (DESIGN.md §9), or `fixed` when none can. */
+/** The element that edits a field holding `value` (docs/architecture.md §9), or `fixed` when none can. */
 function inputKind(field: ArgField, value: JsonValue | undefined): InputKind {
   const absent = value === undefined || value === null;
   const isString = absent || typeof value === 'string';

@@ -48,7 +48,7 @@ export interface EditModalModel {
 }
 
 /**
- * The edit modal (DESIGN.md §9), callback_id `edit_plan`: one input per argument (`arg:<stepId>:<path>`,
+ * The edit modal (docs/architecture.md §9), callback_id `edit_plan`: one input per argument (`arg:<stepId>:<path>`,
  * element `input`) typed from the tool's zod schema and prefilled; `remove_steps`; `add_step` offering
  * only tools the editor may author; private_metadata with run, base version and added steps. A plan too
  * large for one modal is edited a step at a time through a `pick_step` select.
@@ -279,7 +279,7 @@ function inputElement(slot: FieldSlot): InputBlockElement {
   }
 }
 
-/** Checkboxes for up to 10 steps, a multi-select beyond (DESIGN.md §9); option values are step ids. */
+/** Checkboxes for up to 10 steps, a multi-select beyond (docs/architecture.md §9); option values are step ids. */
 function removeStepsInput(layout: EditLayout): InputBlock {
   const options = layout.existing.map((step) => option(step.label, step.id));
   const element: InputBlockElement =

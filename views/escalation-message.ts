@@ -46,7 +46,7 @@ export interface EscalationMessageModel {
 const FULL_STEPS = 8;
 
 /**
- * The compact card sent when an unanswered run escalates (DESIGN.md §8–9) — by DM to the people of
+ * The compact card sent when an unanswered run escalates (docs/architecture.md §8–9) — by DM to the people of
  * the level and/or in its channel — or, as a reminder, to the card's channel: who it was escalated to
  * and why, what it waits for, the agent's words (quoted), the steps that still need a person rendered
  * like on the card, and `approve` / `reject` / `edit` buttons with the card's values (escalated

@@ -3,7 +3,7 @@ import { context, LIMITS, plain, type ViewStateValues } from './blocks.ts';
 import { encodeButtonValue, parseButtonValue } from './button-value.ts';
 import { escapeMrkdwn } from './mrkdwn.ts';
 
-/** The ids of the reject modal (DESIGN.md §9). */
+/** The ids of the reject modal (docs/architecture.md §9). */
 export const REJECT_IDS = { callbackId: 'reject_plan', reason: 'reason', input: 'input' } as const;
 
 /** Longest reason accepted: it travels to the agent inside the signed decision. */

@@ -1,4 +1,4 @@
-/** The approval state machine on Redis: the only module that writes approval state (DESIGN.md §7). */
+/** The approval state machine on Redis: the only module that writes approval state (docs/architecture.md §7). */
 export * from './audit-check.ts';
 export * from './describe-event.ts';
 export * from './escalation.ts';

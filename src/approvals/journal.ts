@@ -1,5 +1,5 @@
 /**
- * The run journal (DESIGN.md §7): an append-only Redis list per run of records
+ * The run journal (docs/architecture.md §7): an append-only Redis list per run of records
  * `{ seq, prev_hash, plan_digest, event, at, hash }`. `hash` is the SHA-256 of the canonical JSON of
  * the record without `hash`; `prev_hash` is the previous record's `hash`, or 64 zeros for the first.
  * Records are stored as their canonical JSON text (`serializeRecord`).
@@ -7,7 +7,7 @@
  * What verification proves: `verifyJournal` detects corruption and reordering inside the stored
  * records — a changed byte, swapped, deleted or inserted records — and, given the head the run hash
  * recorded, a truncated tail. It is NOT proof against someone who controls Redis: they can rewrite
- * the whole chain (and the recorded head) coherently. Redis is trusted infrastructure (DESIGN.md §13).
+ * the whole chain (and the recorded head) coherently. Redis is trusted infrastructure (docs/architecture.md §13).
  *
  * Pure functions, plus two thin readers at the bottom.
  */

@@ -1,5 +1,5 @@
 /**
- * The approval state machine (DESIGN.md §7): the only writer of approval state. Each command reads the
+ * The approval state machine (docs/architecture.md §7): the only writer of approval state. Each command reads the
  * run, hands the snapshot to one use case (src/approvals/use-cases, pure), and commits what it decided
  * with compare-and-set on the run's `rev`; a lost race re-reads and decides again, so concurrent
  * clicks, timers and replicas resolve to exactly one outcome and every command is idempotent.

@@ -165,7 +165,7 @@ export type UseCaseResult =
   | { readonly kind: 'not_found'; readonly runId: string }
   | { readonly kind: 'unchanged'; readonly run: RunView };
 
-/** Journal events (DESIGN.md §7). `at` and the chain fields live on the record, not here. */
+/** Journal events (docs/architecture.md §7). `at` and the chain fields live on the record, not here. */
 export type JournalEvent =
   | { readonly type: 'submitted'; readonly raw: string; readonly agent: string; readonly nonce?: string }
   | {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The fields of Slack's interaction payloads the listeners read, parsed leniently (Slack sends many
- * more, and may add fields at any time). See shared/slack-protocol for the full shapes.
+ * more, and may add fields at any time). See test/fixtures/slack-protocol for the full shapes.
  */
 
 const user = z.object({ id: z.string() });

@@ -76,7 +76,7 @@ interface Waiter {
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * What an agent imports to submit plans to Countersign and act on the decisions (DESIGN.md §11).
+ * What an agent imports to submit plans to Countersign and act on the decisions (docs/architecture.md §11).
  * Submissions are HMAC-signed with the agent's secret; decisions carry a receipt signed the same way,
  * which `verifyStep` checks right before each effect.
  * @example

@@ -1,6 +1,6 @@
 /**
  * What `AgentClient.submit` accepts, and the local checks that give an agent fast errors before
- * anything is signed or sent: the envelope's shape, step ids, and the JSON rules of DESIGN.md §2
+ * anything is signed or sent: the envelope's shape, step ids, and the JSON rules of docs/architecture.md §2
  * (safe integers only, no -0, no undefined, depth and length limits). Tools, arguments and policy are
  * the server's to judge: the client does not know the config.
  */
@@ -38,7 +38,7 @@ export interface SubmitInput {
   readonly expiresAt?: string | Date;
 }
 
-/** The plan envelope as sent (DESIGN.md §1). */
+/** The plan envelope as sent (docs/architecture.md §1). */
 export interface PlanEnvelopeInput {
   readonly runId: string;
   readonly agent: string;

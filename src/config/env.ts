@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type CountersignConfig, resolveSecret } from './define-config.ts';
 
-/** The process environment Countersign reads (DESIGN.md §12). Only this module touches `process.env`. */
+/** The process environment Countersign reads (docs/architecture.md §12). Only this module touches `process.env`. */
 const envSchema = z.object({
   COUNTERSIGN_CONFIG: z.string().min(1).default('examples/freight/countersign.config.ts'),
   REDIS_URL: z

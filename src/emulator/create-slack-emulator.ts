@@ -42,7 +42,7 @@ export interface SlackEmulatorOptions {
   readonly channels?: readonly ChannelSeed[];
   /** User groups (S…) for usergroups.users.list (default none). */
   readonly usergroups?: readonly EmulatedUsergroup[];
-  /** Team and bot identity (defaults match /work/shared/slack-protocol: T0TEAM, U0BOT, B0BOT, A0APP). */
+  /** Team and bot identity (defaults match test/fixtures/slack-protocol: T0TEAM, U0BOT, B0BOT, A0APP). */
   readonly identity?: Partial<EmulatedIdentity>;
   /** Clock in epoch ms, for message ts, hashes and the rate limit (default Date.now). */
   readonly now?: () => number;

@@ -1,5 +1,5 @@
 /**
- * A local stand-in for Slack (DESIGN.md §4): the Web API subset the bot uses, an in-memory workspace
+ * A local stand-in for Slack (docs/architecture.md §4): the Web API subset the bot uses, an in-memory workspace
  * to assert on and watch, Block Kit limit checks, and interaction payloads to drive the bot — signed
  * over HTTP, or in envelopes over Socket Mode.
  * See README.md.

@@ -1,6 +1,6 @@
 /**
  * Playing Slack towards the bot: signed interaction requests (`POST /slack/events`, form body
- * `payload=<json>`) with payloads shaped like /work/shared/slack-protocol/*.json. Used by tests, and by
+ * `payload=<json>`) with payloads shaped like test/fixtures/slack-protocol/*.json. Used by tests, and by
  * the emulator's page when a person clicks.
  *
  * Trigger ids minted here are accepted by the emulator's views.open/views.push (see trigger-ids.ts).
@@ -43,7 +43,7 @@ export interface InteractingUser {
   readonly name?: string;
 }
 
-/** Fields every interaction payload shares; all defaulted to the ids in /work/shared/slack-protocol. */
+/** Fields every interaction payload shares; all defaulted to the ids in test/fixtures/slack-protocol. */
 export interface InteractionOptions {
   readonly user: InteractingUser;
   readonly team?: { readonly id: string; readonly domain: string };

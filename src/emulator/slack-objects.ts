@@ -1,6 +1,6 @@
 /**
  * The Slack objects the emulator stores and answers with, in Slack's own (snake_case) wire shape so they
- * can be returned as is and compared with /work/shared/slack-protocol. Block Kit content stays opaque
+ * can be returned as is and compared with test/fixtures/slack-protocol. Block Kit content stays opaque
  * (`Block`): the emulator checks its limits (block-kit-limits.ts) but does not model every element.
  */
 

@@ -1,6 +1,6 @@
 /**
  * `view.state.values` entries, one builder per input element type, shaped like
- * /work/shared/slack-protocol/state_values.json. An empty field gives `null` (or `[]` for multi-selects).
+ * test/fixtures/slack-protocol/state_values.json. An empty field gives `null` (or `[]` for multi-selects).
  *
  * @example
  * inputValues({ 'arg:s4:amount': stateValue.number('1489.00'), remove_steps: stateValue.checkboxes([]) })
@@ -62,7 +62,7 @@ export const stateValue = {
 
 /**
  * `view.state.values` for blocks that each hold one element with the same action_id (`input` by default,
- * the convention of Countersign's edit modal, DESIGN.md §9).
+ * the convention of Countersign's edit modal, docs/architecture.md §9).
  */
 export function inputValues(
   byBlockId: { readonly [blockId: string]: StateValue },

@@ -28,7 +28,7 @@ export function isCanonicalJsonError(error: unknown): error is CanonicalJsonErro
 }
 
 /**
- * The canonical JSON text of a value (DESIGN.md §2): keys sorted by UTF-16 code units, no
+ * The canonical JSON text of a value (docs/architecture.md §2): keys sorted by UTF-16 code units, no
  * whitespace, strings and integers as `JSON.stringify` writes them. Throws `CanonicalJsonError` for
  * anything that is not a JSON value with safe-integer numbers.
  *

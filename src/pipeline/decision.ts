@@ -3,7 +3,7 @@ import { planDigest, stepDigest } from './digest.ts';
 import type { JsonObject } from './json.ts';
 import { hexEquals, hmacHex } from './signing.ts';
 
-/** The terminal outcome sent to the agent (DESIGN.md §1). */
+/** The terminal outcome sent to the agent (docs/architecture.md §1). */
 export type DecisionStatus = 'approved' | 'rejected' | 'expired' | 'invalid';
 
 /** Who approved a step, bound to the digest they approved. */

@@ -1,4 +1,4 @@
-/** The four validation phases, in the order they run (DESIGN.md §5). */
+/** The four validation phases, in the order they run (docs/architecture.md §5). */
 export const PHASES = ['parse', 'resolve', 'type', 'authorize'] as const;
 export type Phase = (typeof PHASES)[number];
 

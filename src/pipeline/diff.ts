@@ -51,7 +51,7 @@ export type StepChange<S extends Step = Step> =
       readonly to: number;
     };
 
-/** The semantic diff between two versions of a plan (DESIGN.md §6). */
+/** The semantic diff between two versions of a plan (docs/architecture.md §6). */
 export interface PlanDiff<S extends Step = Step> {
   /**
    * Added, changed and moved steps in `after` order; each removed step sits just after the nearest

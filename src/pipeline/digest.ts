@@ -10,7 +10,7 @@ export type DigestedPlan = Pick<PlanEnvelope, 'runId' | 'agent' | 'expiresAt'> &
 };
 
 /**
- * SHA-256 hex of canonical `{ "args", "tool" }` (DESIGN.md §1). Approvals are bound to it, and an
+ * SHA-256 hex of canonical `{ "args", "tool" }` (docs/architecture.md §1). Approvals are bound to it, and an
  * executor re-checks it right before the step's effect.
  *
  * @example stepDigest({ tool: 'refund', args: { amount: 500 } })
@@ -21,7 +21,7 @@ export function stepDigest(step: DigestedStep): string {
 
 /**
  * SHA-256 hex of canonical `{ "agent", "expires_at", "run_id", "steps": [{ "args", "id", "tool" }] }`
- * (DESIGN.md §1): the bytes a decision is sealed to.
+ * (docs/architecture.md §1): the bytes a decision is sealed to.
  */
 export function planDigest(plan: DigestedPlan): string {
   return sha256Hex(

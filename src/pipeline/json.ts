@@ -1,4 +1,4 @@
-/** A JSON value as Countersign accepts it: numbers are safe integers (DESIGN.md §2). */
+/** A JSON value as Countersign accepts it: numbers are safe integers (docs/architecture.md §2). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 export type JsonObject = { [key: string]: JsonValue };
 

@@ -18,7 +18,7 @@ export interface PlanEnvelope {
   readonly steps: readonly Step[];
 }
 
-/** The gate's verdict for one step (DESIGN.md §1). */
+/** The gate's verdict for one step (docs/architecture.md §1). */
 export type Route =
   | { readonly kind: 'auto'; readonly rule: string }
   | {

@@ -1,6 +1,6 @@
 /**
  * Strict entry points for plan input, as text (`parseStrictJson`) or as an already-built value
- * (`checkJsonValue`). Both reject the same things (DESIGN.md §2): numbers that are not safe integers,
+ * (`checkJsonValue`). Both reject the same things (docs/architecture.md §2): numbers that are not safe integers,
  * `-0`, over-deep nesting and over-long strings; the parser also rejects duplicate keys, which
  * `JSON.parse` would silently collapse to the last one, and the value check rejects what text
  * cannot express (undefined, functions, bigint, class instances, sparse arrays, cycles).

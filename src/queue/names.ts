@@ -1,6 +1,6 @@
 import { createKeys } from '../approvals/keys.ts';
 /**
- * Queue names, the BullMQ key prefix and deterministic job ids (DESIGN.md §8). Job ids never contain
+ * Queue names, the BullMQ key prefix and deterministic job ids (docs/architecture.md §8). Job ids never contain
  * `:` (BullMQ refuses them) and are derived from what the job is about, so adding the same job twice
  * is a no-op while the first one is kept.
  */
@@ -43,13 +43,13 @@ export function decisionJobId(runId: string): string {
   return `decision-${runId}`;
 }
 
-/** The expiry timer of one version (DESIGN.md §8). */
+/** The expiry timer of one version (docs/architecture.md §8). */
 export function expireJobId(runId: string, version: number): string {
   return `expire-${runId}-v${version}`;
 }
 
 /**
- * Escalation level `level` (1-based) of one version (DESIGN.md §8); `repeat` ≥ 1 for the re-notifications
+ * Escalation level `level` (1-based) of one version (docs/architecture.md §8); `repeat` ≥ 1 for the re-notifications
  * of the last level.
  * @example escalateJobId('0190…', 2, 2, 1) // 'escalate-0190…-v2-l2-r1'
  */

@@ -27,7 +27,7 @@ export interface ReconcileSummary {
 }
 
 /**
- * Boot-time reconciliation (DESIGN.md §8): timers are durable BullMQ jobs, but a process can die
+ * Boot-time reconciliation (docs/architecture.md §8): timers are durable BullMQ jobs, but a process can die
  * between a commit and scheduling (an edit's new clock), or a job can end up failed. For every pending
  * run: past `expiresAt` → expire it now (the service decides exactly once even if the timer fires at
  * the same moment, and its listeners show it); otherwise make sure its version's expiry job and next escalation step

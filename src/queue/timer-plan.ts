@@ -1,5 +1,5 @@
 /**
- * The timers of one plan version (DESIGN.md §8), as pure data: its expiry, and its escalation chain —
+ * The timers of one plan version (docs/architecture.md §8), as pure data: its expiry, and its escalation chain —
  * the optional reminder, each configured level, and the re-notifications of the last level — with
  * the instant each is due and the deterministic BullMQ job id. How far a version's chain has got is
  * recorded by the approvals service in the commit of the step that fired (`RunView.chainStep`), so

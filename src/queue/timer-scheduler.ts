@@ -37,7 +37,7 @@ export interface TimerSchedulerOptions {
 }
 
 /**
- * Puts a run's timers on the `timers` queue as delayed jobs and takes them off again (DESIGN.md §8):
+ * Puts a run's timers on the `timers` queue as delayed jobs and takes them off again (docs/architecture.md §8):
  * at any time a pending run holds its version's expiry job and the next step of that version's
  * escalation chain. Every operation is idempotent: job ids are deterministic, and BullMQ ignores an
  * add whose id exists.

@@ -1,5 +1,5 @@
 /**
- * The `timers` processor: a plan version's expiry, escalation and reminder jobs (DESIGN.md §8).
+ * The `timers` processor: a plan version's expiry, escalation and reminder jobs (docs/architecture.md §8).
  *
  * Inputs: job data = `TimerJobData` (timer-plan.ts): the kind, the run, the version the timer was
  * scheduled for, and for an escalation its level (1-based) and repeat (0 for the level itself).

@@ -236,7 +236,7 @@ const keyArb = fc.oneof(
   fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', '', '0', 'a.b'),
   fc.string({ maxLength: 5 }),
 );
-// Safe integers only, and never -0 (DESIGN.md §2).
+// Safe integers only, and never -0 (docs/architecture.md §2).
 const leafArb: fc.Arbitrary<JsonValue> = fc.oneof(
   fc.maxSafeInteger().map((n) => n + 0),
   fc.string({ maxLength: 6 }),

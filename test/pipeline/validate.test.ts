@@ -369,7 +369,7 @@ describe('validate: money in the person’s currency', () => {
   });
 });
 
-describe('validate: the seed scenario (DESIGN.md §6)', () => {
+describe('validate: the seed scenario (docs/architecture.md §6)', () => {
   const base = accepted(plan());
   const edited = { ...plan(), steps: [...plan().steps, addedRefundStep] };
 

@@ -15,7 +15,7 @@ import {
 const RUN = '019d47a8-6e00-7a3c-9f1e-4b2d8c0e1a77';
 
 describe('queue names and job ids', () => {
-  it('names the three queues of DESIGN.md §8', () => {
+  it('names the three queues of docs/architecture.md §8', () => {
     expect([INTAKE_QUEUE, TIMERS_QUEUE, decisionsQueue('freight-ops')]).toEqual([
       'intake',
       'timers',

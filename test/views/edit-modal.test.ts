@@ -286,7 +286,7 @@ describe('edit modal', () => {
     `);
   });
 
-  it('picks each element from the zod field (DESIGN.md §9) and prefills it', () => {
+  it('picks each element from the zod field (docs/architecture.md §9) and prefills it', () => {
     const run = shopRun([{ id: 's1', tool: 'update_order', args: orderArgs }]);
     const view = buildEditModal({ run, config: shopConfig, editorId: 'U0OP1' });
     expect(checkView(view)).toEqual([]);

@@ -196,7 +196,7 @@ export function unescapedMarkup(text: string, allowedUsers: readonly string[]): 
 /** Slack user ids in the freight config: the only mentions a freight message may carry. */
 export const FREIGHT_USERS = Object.values(freightConfig.groups).flat();
 
-/** A tool with one argument of every kind the edit modal knows (DESIGN.md §9), nested and optional ones. */
+/** A tool with one argument of every kind the edit modal knows (docs/architecture.md §9), nested and optional ones. */
 export const updateOrder = defineTool({
   name: 'update_order',
   title: 'Update order',

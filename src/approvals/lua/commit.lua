@@ -1,5 +1,5 @@
 --[[
-  commit.lua — compare-and-set commit of one run transition (DESIGN.md §7).
+  commit.lua — compare-and-set commit of one run transition (docs/architecture.md §7).
 
   Every use case reads a run, decides in TypeScript, and commits here. The commit applies only if
   the run's `rev` is still the one that was read, so two approvers, two replicas, a timer and a
