@@ -6,7 +6,7 @@
  * Committed results are published to `onCommitted` listeners (timers, metrics, Slack), which render
  * and schedule what approvals decided (see `PublishOptions`).
  */
-import { CountersignError, type Decision, signDecision, type UnsignedDecision } from '../pipeline/index.ts';
+import { type Decision, type ReceiptSigner, signDecision } from '../pipeline/index.ts';
 import type { DecisionSigner } from './decision-builder.ts';
 import { approveRights, checkAction, editRights, type RunState, rejectRights } from './guard.ts';
 import { Outbox } from './outbox.ts';
@@ -25,10 +25,8 @@ import { type SubmitPlanInput, submitPlan } from './use-cases/submit-plan.ts';
 import { type EscalateInput, escalate, expire, remind, type TimerInput } from './use-cases/timers.ts';
 
 export interface ApprovalServiceOptions extends QueryOptions {
-  /** Signs decisions. Default: HMAC with the agent's secret from `secrets`. */
-  readonly sign?: DecisionSigner;
-  /** Resolved HMAC secret per agent, when decisions are signed with agent secrets. */
-  readonly secrets?: (agent: string) => string | undefined;
+  /** Countersign's key: every decision carries its Ed25519 receipt (docs/receipts.md). */
+  readonly signer: ReceiptSigner;
   /** The decision sink (the `decisions-<agent>` queue). Called after a decision is committed. */
   readonly deliver?: (decision: Decision) => Promise<void>;
   /** Where failures that must not reach a user are reported (a failed delivery is retried by the sweep). */
@@ -64,7 +62,8 @@ export class ApprovalService extends ApprovalQueries {
   constructor(options: ApprovalServiceOptions) {
     super(options);
     this.onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
-    this.sign = options.sign ?? hmacSigner(options.secrets ?? (() => undefined));
+    const { signer } = options;
+    this.sign = (unsigned) => signDecision(unsigned, signer);
     this.outbox = new Outbox({
       redis: this.redis,
       keys: this.keys,
@@ -276,18 +275,4 @@ export class ApprovalService extends ApprovalQueries {
     }
     if (failure !== undefined) throw failure.error;
   }
-}
-
-/** Decisions signed with the agent's shared secret (HMAC), as agents verify them today. */
-function hmacSigner(secrets: (agent: string) => string | undefined): DecisionSigner {
-  return (unsigned: UnsignedDecision) => {
-    const secret = secrets(unsigned.agent);
-    if (secret === undefined) {
-      throw new CountersignError(
-        'not_configured',
-        `no secret configured for agent ${unsigned.agent}: cannot sign its decision`,
-      );
-    }
-    return signDecision(unsigned, secret);
-  };
 }

@@ -1,7 +1,14 @@
 import type { Diagnostic, Phase } from './diagnostics.ts';
 import { planDigest, stepDigest } from './digest.ts';
 import type { JsonObject } from './json.ts';
-import { hexEquals, hmacHex } from './signing.ts';
+import {
+  type Receipt,
+  type ReceiptKeys,
+  type ReceiptSigner,
+  type ReceiptVerification,
+  signReceipt,
+  verifyReceiptWith,
+} from './receipt.ts';
 
 /** The terminal outcome sent to the agent (docs/architecture.md §1). */
 export type DecisionStatus = 'approved' | 'rejected' | 'expired' | 'invalid';
@@ -46,8 +53,9 @@ export interface DecisionPlan {
 }
 
 /**
- * What the agent receives. Every field is JSON (null, never undefined) so the receipt, an HMAC over the
- * canonical JSON of everything but `receipt`, can be recomputed in any language.
+ * What the agent receives. Every field is JSON (null, never undefined) so the receipt — Countersign's
+ * Ed25519 signature over the canonical JSON of everything but `receipt` (docs/receipts.md) — can be
+ * verified in any language.
  */
 export interface Decision {
   readonly runId: string;
@@ -67,25 +75,20 @@ export interface Decision {
   readonly diagnostics: readonly Diagnostic[];
   /** Digest of the policy/config the decision was made under. */
   readonly configDigest: string;
-  readonly receipt: string;
+  readonly receipt: Receipt;
 }
 
 export type UnsignedDecision = Omit<Decision, 'receipt'>;
 
-/** Signs a decision for its agent. */
-export function signDecision(decision: UnsignedDecision, secret: string): Decision {
-  return { ...decision, receipt: hmacHex(secret, decision as unknown as JsonObject) };
+/** Signs a decision with Countersign's key. */
+export function signDecision(decision: UnsignedDecision, signer: ReceiptSigner): Decision {
+  return { ...decision, receipt: signReceipt(decision as unknown as JsonObject, signer) };
 }
 
-/** Whether the receipt was made with `secret` over exactly these contents. */
-export function verifyReceipt(decision: Decision, secret: string): boolean {
-  const { receipt, ...unsigned } = decision;
-  if (typeof receipt !== 'string') return false;
-  try {
-    return hexEquals(receipt, hmacHex(secret, unsigned as unknown as JsonObject));
-  } catch {
-    return false; // not canonicalizable: not something we signed
-  }
+/** Whether the receipt was made by one of `keys` (by its kid) over exactly these contents. */
+export function verifyReceipt(decision: Decision, keys: ReceiptKeys): ReceiptVerification {
+  const { receipt, ...unsigned } = decision as Decision & Record<string, unknown>;
+  return verifyReceiptWith(unsigned as unknown as JsonObject, receipt, keys);
 }
 
 export type StepVerification =
@@ -113,20 +116,21 @@ export type StepVerification =
  * the status, the expiry, that the plan digest matches the plan carried, and that the step's digest
  * recomputed from the tool and args about to run equals the approved digest.
  * @example
- * const check = verifyDecisionStep(decision, step, secret, Date.now());
+ * const check = verifyDecisionStep(decision, step, keysFromJwks(jwks), Date.now());
  * if (!check.ok) throw new Error(`not executing ${step.id}: ${check.message}`);
  */
 export function verifyDecisionStep(
   decision: Decision,
   step: { readonly id: string; readonly tool: string; readonly args: JsonObject },
-  secret: string,
+  keys: ReceiptKeys,
   now: number,
 ): StepVerification {
-  if (!verifyReceipt(decision, secret)) {
+  const receipt = verifyReceipt(decision, keys);
+  if (!receipt.ok) {
     return {
       ok: false,
       reason: 'bad_receipt',
-      message: 'the decision receipt does not verify with this agent’s secret',
+      message: `the decision receipt does not verify with Countersign's keys: ${receipt.message}`,
     };
   }
   const { plan } = decision;
