@@ -1,5 +1,6 @@
 /** The approval state machine on Redis: the only module that writes approval state (docs/architecture.md §7). */
 export * from './audit-check.ts';
+export * from './decision-feed.ts';
 export * from './describe-event.ts';
 export * from './escalation.ts';
 export * from './guard.ts';

@@ -36,8 +36,12 @@ export interface Keys {
   readonly undelivered: string;
   /** List (newest first, capped): submissions refused before they became runs. */
   readonly refused: string;
-  /** Pub/sub channel announcing each decided run id of an agent (waitForDecision listens). */
+  /** Pub/sub channel announcing each decided run id of an agent, from the commit that decides it. */
   decided(agent: string): string;
+  /** Stream: an agent's decisions in the order they were delivered (the decision feed). */
+  feed(agent: string): string;
+  /** Pub/sub channel announcing that an agent's feed has a new entry. */
+  feedChannel(agent: string): string;
   /** Submission nonces, for replay refusal: `nonce(agent, nonce)`. */
   nonce(agent: string, nonce: string): string;
 }
@@ -65,6 +69,8 @@ export function createKeys(prefix = 'cs'): Keys {
     undelivered: `${prefix}:index:undelivered`,
     refused: `${prefix}:log:refused`,
     decided: (agent) => `${prefix}:decided:${agent}`,
+    feed: (agent) => `${prefix}:feed:${agent}`,
+    feedChannel: (agent) => `${prefix}:feed-updated:${agent}`,
     nonce: (agent, nonce) => `${prefix}:nonce:${agent}:${nonce}`,
   };
 }

@@ -42,6 +42,11 @@ export class ApprovalQueries {
     return state === undefined ? undefined : projectRun(this.config, runId, state);
   }
 
+  /** The agent a run belongs to, or undefined for an unknown run id (one field read). */
+  async agentOf(runId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.forRun(runId).run, 'agent')) ?? undefined;
+  }
+
   /** A stored version of a run (for rendering superseded cards and diffs). */
   getVersion(runId: string, version: number): Promise<StoredVersion | undefined> {
     return loadVersion(this.redis, this.keys.forRun(runId), version);

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import {
   DIAGNOSTIC_CODES,
+  type Diagnostic,
   isJsonObject,
   type JsonObject,
   PHASES,
@@ -193,7 +194,9 @@ export const errorSchema = z
 
 export type SubmitBody = z.input<typeof submitBodySchema>;
 export type SubmitAccepted = z.output<typeof submitAcceptedSchema>;
-export type SubmitInvalid = z.output<typeof submitInvalidSchema>;
+export type SubmitInvalid = Omit<z.output<typeof submitInvalidSchema>, 'diagnostics'> & {
+  readonly diagnostics: readonly Diagnostic[];
+};
 export type RunStatusBody = z.output<typeof runStatusSchema>;
 export type OutcomeBody = z.output<typeof outcomeBodySchema>;
 export type OutcomeAnswer = z.output<typeof outcomeAnswerSchema>;

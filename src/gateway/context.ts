@@ -1,0 +1,41 @@
+import type { KeyObject } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApprovalService, DecisionFeed } from '../approvals/index.ts';
+import type { CountersignConfig } from '../config/index.ts';
+import type { DecisionWaiters } from './decision-waiters.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+/** What the gateway counts (the bot's Metrics implements it). */
+export interface GatewayMetrics {
+  /** One answered request: its route and status. */
+  request(route: string, status: number): void;
+  /** One request refused before any handler ran (auth, size, rate), by reason. */
+  refused(reason: string): void;
+}
+
+export interface GatewayDeps {
+  readonly approvals: ApprovalService;
+  readonly feed: DecisionFeed;
+  readonly waiters: DecisionWaiters;
+  readonly config: CountersignConfig;
+  /** The agent's shared secret, or undefined for an agent not configured. */
+  readonly secretOf: (agent: string) => string | undefined;
+  /** Countersign's receipt keys, current first (the JWKS). */
+  readonly publicKeys: readonly KeyObject[];
+  readonly rateLimit: RateLimiter;
+  readonly metrics: GatewayMetrics;
+  readonly clock: () => number;
+  readonly onError: (error: unknown, context: string) => void;
+}
+
+/** One authenticated request, as a handler sees it. */
+export interface AgentRequest {
+  readonly agent: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly body: string;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** Fires when the caller goes away (long polls stop waiting). */
+  readonly closed: AbortSignal;
+}
