@@ -1,31 +1,39 @@
 /**
- * Composition root (docs/architecture.md §12): reads the environment and the config, connects Redis, and starts
- * the approval service, the intake worker, decision delivery, the timers (expiry, escalation) and the
- * Slack bot, then reconciles pending runs with their timers. `startCountersign` is the same wiring with
- * settings passed in, for the demo, integration tests and benchmarks.
+ * Composition root (docs/architecture.md §12): reads the environment and the config, connects Redis,
+ * and starts the approval service, the agent gateway (HTTP), the timers, decision webhooks and the
+ * Slack bot, fans committed results out to them, then reconciles pending runs. `startCountersign` is
+ * the same wiring with settings passed in, for the demo, integration tests and benchmarks.
  */
+import type { KeyObject } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { ApprovalService, MessageLedger, RefusalLog } from './approvals/index.ts';
-import { createBot } from './bot/app.ts';
+import type { Redis } from 'ioredis';
+import { ApprovalService, DecisionFeed, MessageLedger } from './approvals/index.ts';
+import { type Bot, createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { type CountersignConfig, isConfigError } from './config/define-config.ts';
 import { readEnv, resolveAgentSecrets } from './config/env.ts';
 import { loadConfig } from './config/load.ts';
-import { isCountersignError } from './pipeline/index.ts';
+import { loadSigningKeys } from './config/signing-key.ts';
+import { createGateway, DecisionWaiters, RateLimiter } from './gateway/index.ts';
+import { isCountersignError, type ReceiptSigner } from './pipeline/index.ts';
 import {
-  createDecisionSink,
   createRedisConnection,
+  createWebhookSink,
   installShutdownHandlers,
   type ReconcileSummary,
   reconcileTimers,
-  startIntakeWorker,
   startTimersWorker,
+  startWebhookWorker,
   TimerScheduler,
+  type WebhookSink,
 } from './queue/index.ts';
 
 export interface CountersignSettings {
   readonly config: CountersignConfig;
+  /** Each agent's shared secret: authenticates its requests, signs its webhooks. */
   readonly secrets: Readonly<Record<string, string>>;
+  /** Countersign's receipt key, and the public keys the JWKS lists (current first, then previous). */
+  readonly signing: { readonly signer: ReceiptSigner; readonly publicKeys: readonly KeyObject[] };
   readonly redisUrl: string;
   readonly prefix: string;
   readonly slack: {
@@ -54,46 +62,50 @@ export interface Countersign {
   stop(): Promise<void>;
 }
 
-/** Starts everything and resolves once the bot is listening. */
+/** Starts everything and resolves once the bot (and the gateway on its port) is listening. */
 export async function startCountersign(settings: CountersignSettings): Promise<Countersign> {
   const clock = settings.clock ?? Date.now;
-  // Approval state and reads on one connection, BullMQ producers on another: BullMQ defines its ~50
-  // scripts on a connection it is given, and ioredis copies every defined script into each MULTI.
-  const redis = createRedisConnection(settings.redisUrl, { role: 'client', name: 'countersign' });
-  const queues = createRedisConnection(settings.redisUrl, { role: 'client', name: 'countersign-queues' });
-  const workerConnection = createRedisConnection(settings.redisUrl, {
-    role: 'worker',
-    name: 'countersign-intake',
-  });
-  const timersConnection = createRedisConnection(settings.redisUrl, {
-    role: 'worker',
-    name: 'countersign-timers',
-  });
-  const sink = createDecisionSink({ connection: queues, prefix: settings.prefix });
-  const secrets = (agent: string) =>
-    Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
+  const connections = openConnections(settings.redisUrl);
   const metrics = new Metrics();
-  /** Failures nobody sees in Slack: logged with their code, and counted. */
-  const onError = (error: unknown, context: string) => {
-    metrics.error(error);
-    const code = isCountersignError(error) ? ` [${error.code}]` : '';
-    console.error(`countersign: ${context}${code}:`, error);
-  };
+  const onError = reporter(metrics);
+  const secretOf = (agent: string) =>
+    Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
+  const { redis } = connections;
+  const approvalsKeys = { prefix: settings.prefix };
+  const webhooks = createWebhookSink({
+    connection: connections.queues,
+    ...approvalsKeys,
+    webhookOf: (agent) => settings.config.agents[agent]?.webhook?.url,
+  });
+  let feed: DecisionFeed | undefined;
   const approvals = new ApprovalService({
-    onError,
     redis,
     config: settings.config,
-    secrets,
-    prefix: settings.prefix,
+    signer: settings.signing.signer,
+    ...approvalsKeys,
     clock,
-    deliver: sink.deliver,
+    onError,
+    // Delivered: into the agent's feed (long polls read it), and to its webhook if it has one.
+    deliver: async (decision) => {
+      await feed?.append(decision);
+      await webhooks.enqueue(decision);
+    },
   });
+  feed = new DecisionFeed(redis, approvals.keys);
   const messages = new MessageLedger(redis, approvals.keys);
-  const timers = new TimerScheduler({
-    connection: queues,
-    prefix: settings.prefix,
-    escalation: settings.config.escalation,
+  const timers = new TimerScheduler({ connection: connections.queues, ...approvalsKeys, escalation: settings.config.escalation, clock });
+  const waiters = new DecisionWaiters(connections.subscriber, approvals.keys);
+  const gateway = createGateway({
+    approvals,
+    feed,
+    waiters,
+    config: settings.config,
+    secretOf,
+    publicKeys: settings.signing.publicKeys,
+    rateLimit: new RateLimiter((agent) => settings.config.gatewayRateOf(agent), clock),
+    metrics: metrics.gateway,
     clock,
+    onError,
   });
   const bot = createBot({
     ...settings.slack,
@@ -106,6 +118,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     metrics,
     clock,
     onError,
+    routes: gateway.routes,
   });
   // What approvals committed, fanned out: timers first (an expiry must not wait for Slack), then
   // metrics, then Slack.
@@ -114,46 +127,27 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     metrics.observe(result);
     await bot.presenter.show(result);
   });
-  const intake = startIntakeWorker({
-    connection: workerConnection,
-    service: approvals,
-    refusals: new RefusalLog(redis, approvals.keys, clock),
-    redis,
-    keys: approvals.keys,
-    agents: settings.config.agents,
-    secrets,
-    prefix: settings.prefix,
-    onDuplicate: async (run) => {
-      await timers.schedule(run);
-      await bot.presenter.ensureCard(run);
-    },
-  });
-  const timersWorker = startTimersWorker({
-    connection: timersConnection,
-    service: approvals,
-    prefix: settings.prefix,
-    clock,
-  });
+  const workers = [
+    startTimersWorker({ connection: connections.timersWorker, service: approvals, ...approvalsKeys, clock }),
+    startWebhookWorker({
+      connection: connections.webhooksWorker,
+      ...approvalsKeys,
+      webhookOf: (agent) => settings.config.agents[agent]?.webhook?.url,
+      secretOf,
+      decisionOf: (runId) => approvals.getDecision(runId),
+      metrics: metrics.webhooks,
+      clock,
+    }),
+  ];
   const sweep = setInterval(() => {
     approvals.redeliverUndelivered().catch((error: unknown) => onError(error, 'outbox sweep'));
   }, settings.outboxSweepMs ?? 15_000);
   sweep.unref();
+  await waiters.start();
   await bot.start();
 
   let stopping: Promise<void> | undefined;
-  const reconciled = reconcileTimers({
-    service: approvals,
-    ensure: async (run) => {
-      await timers.ensure(run);
-      await bot.presenter.ensureCard(run);
-    },
-    clock,
-    stopped: () => stopping !== undefined,
-    onError: (error, runId) => onError(error, `reconciling the timers of run ${runId}`),
-  }).catch((error: unknown): ReconcileSummary => {
-    onError(error, 'reconciling timers');
-    return { checked: 0, expired: 0, failed: 1 };
-  });
+  const reconciled = reconcile({ approvals, timers, bot, clock, onError, stopped: () => stopping !== undefined });
   return {
     approvals,
     messages,
@@ -163,18 +157,74 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     stop() {
       stopping ??= (async () => {
         clearInterval(sweep);
-        await intake.close();
-        await timersWorker.close();
+        await Promise.all(workers.map((worker) => worker.close()));
         await reconciled;
+        await waiters.close();
         await bot.stop();
         await approvals.drain();
-        await timers.close();
-        await sink.close();
-        await Promise.all([redis, queues, workerConnection, timersConnection].map((c) => c.quit()));
+        await closeAll(timers, webhooks, connections);
       })();
       return stopping;
     },
   };
+}
+
+/**
+ * The connections: approval state and reads on one, BullMQ producers on another (BullMQ defines its
+ * ~50 scripts on a connection it is given, and ioredis copies every defined script into each MULTI),
+ * one per worker (blocking reads), and one subscriber for every long poll.
+ */
+function openConnections(url: string) {
+  return {
+    redis: createRedisConnection(url, { role: 'client', name: 'countersign' }),
+    queues: createRedisConnection(url, { role: 'client', name: 'countersign-queues' }),
+    timersWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-timers' }),
+    webhooksWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-webhooks' }),
+    subscriber: createRedisConnection(url, { role: 'worker', name: 'countersign-long-polls' }),
+  };
+}
+
+async function closeAll(
+  timers: TimerScheduler,
+  webhooks: WebhookSink,
+  connections: Readonly<Record<string, Redis>>,
+): Promise<void> {
+  await timers.close();
+  await webhooks.close();
+  await Promise.all(Object.values(connections).map((connection) => connection.quit()));
+}
+
+/** Failures nobody sees in Slack: logged with their code, and counted. */
+function reporter(metrics: Metrics): (error: unknown, context: string) => void {
+  return (error, context) => {
+    metrics.error(error);
+    const code = isCountersignError(error) ? ` [${error.code}]` : '';
+    console.error(`countersign: ${context}${code}:`, error);
+  };
+}
+
+/** Boot-time reconciliation in the background: timers and cards for every pending run. */
+function reconcile(deps: {
+  readonly approvals: ApprovalService;
+  readonly timers: TimerScheduler;
+  readonly bot: Bot;
+  readonly clock: () => number;
+  readonly onError: (error: unknown, context: string) => void;
+  readonly stopped: () => boolean;
+}): Promise<ReconcileSummary> {
+  return reconcileTimers({
+    service: deps.approvals,
+    ensure: async (run) => {
+      await deps.timers.ensure(run);
+      await deps.bot.presenter.ensureCard(run);
+    },
+    clock: deps.clock,
+    stopped: deps.stopped,
+    onError: (error, runId) => deps.onError(error, `reconciling the timers of run ${runId}`),
+  }).catch((error: unknown): ReconcileSummary => {
+    deps.onError(error, 'reconciling timers');
+    return { checked: 0, expired: 0, failed: 1 };
+  });
 }
 
 /** `npm start`: everything from the environment; clear messages instead of stack traces for setup errors. */
@@ -182,13 +232,13 @@ async function main(): Promise<void> {
   const env = readEnv();
   if (!env.ok) return fail('invalid environment', env.problems);
   const { SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_APP_TOKEN, SLACK_API_URL } = env.env;
-  if (SLACK_BOT_TOKEN === undefined)
-    return fail('missing Slack credentials', ['SLACK_BOT_TOKEN is not set (xoxb-…)']);
+  const problems: string[] = [];
+  if (SLACK_BOT_TOKEN === undefined) problems.push('SLACK_BOT_TOKEN is not set (xoxb-…)');
   if (SLACK_APP_TOKEN === undefined && SLACK_SIGNING_SECRET === undefined) {
-    return fail('missing Slack credentials', [
-      'set SLACK_SIGNING_SECRET for the HTTP receiver, or SLACK_APP_TOKEN for Socket Mode',
-    ]);
+    problems.push('set SLACK_SIGNING_SECRET for the HTTP receiver, or SLACK_APP_TOKEN for Socket Mode');
   }
+  const signing = loadSigningKeys(env.env);
+  if (!signing.ok) problems.push(...signing.problems);
   let config: CountersignConfig;
   try {
     config = await loadConfig(env.env.COUNTERSIGN_CONFIG);
@@ -197,10 +247,14 @@ async function main(): Promise<void> {
     throw error;
   }
   const secrets = resolveAgentSecrets(config);
-  if (!secrets.ok) return fail('missing agent secrets', secrets.problems);
+  if (!secrets.ok) problems.push(...secrets.problems);
+  if (problems.length > 0 || SLACK_BOT_TOKEN === undefined || !signing.ok || !secrets.ok) {
+    return fail('cannot start', problems);
+  }
   const countersign = await startCountersign({
     config,
     secrets: secrets.secrets,
+    signing: { signer: signing.signer, publicKeys: signing.publicKeys },
     redisUrl: env.env.REDIS_URL,
     prefix: env.env.COUNTERSIGN_PREFIX,
     slack: {
@@ -215,7 +269,9 @@ async function main(): Promise<void> {
   installShutdownHandlers([() => countersign.stop()]);
   const mode =
     SLACK_APP_TOKEN === undefined ? `HTTP on port ${env.env.PORT} (POST /slack/events)` : 'Socket Mode';
-  console.log(`countersign: listening — ${mode}; GET /healthz, GET /metrics`);
+  console.log(
+    `countersign: listening — ${mode}; agents on port ${env.env.PORT} (/v1, /.well-known/jwks.json); GET /healthz, GET /metrics`,
+  );
 }
 
 function fail(what: string, problems: readonly string[]): void {

@@ -1,4 +1,4 @@
-import { App, LogLevel } from '@slack/bolt';
+import { App, type CustomRoute, LogLevel } from '@slack/bolt';
 import type { Redis } from 'ioredis';
 import type { ApprovalService, MessageLedger } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
@@ -26,6 +26,8 @@ export interface BotOptions {
   readonly metrics: Metrics;
   readonly clock?: () => number;
   readonly onError?: (error: unknown, context: string) => void;
+  /** More HTTP routes on the bot's port (the agent gateway), in HTTP and in Socket Mode. */
+  readonly routes?: readonly CustomRoute[];
 }
 
 export interface Bot {
@@ -52,7 +54,10 @@ export function createBot(options: BotOptions): Bot {
     port: options.port,
     logLevel: LOG_LEVELS[options.logLevel],
     clientOptions: options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl },
-    customRoutes: botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
+    customRoutes: [
+      ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
+      ...(options.routes ?? []),
+    ],
     ...socketModeOptions(options),
   });
   const inFlight = new InFlight();

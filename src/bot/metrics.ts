@@ -50,6 +50,36 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly gatewayRequests = new Counter({
+    name: 'countersign_gateway_requests_total',
+    help: 'Agent API requests answered, by route and HTTP status (0: refused before its route ran)',
+    labelNames: ['route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly gatewayRefusals = new Counter({
+    name: 'countersign_gateway_refusals_total',
+    help: 'Agent API requests refused before any handler ran, by reason (bad signature, stale timestamp, size, rate…)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly webhookAttempts = new Counter({
+    name: 'countersign_webhook_attempts_total',
+    help: 'Decision webhook POSTs, by outcome (delivered, refused by the receiver, unreachable)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** The gateway's metrics (GatewayMetrics). */
+  readonly gateway = {
+    request: (route: string, status: number) => this.gatewayRequests.inc({ route, status: String(status) }),
+    refused: (reason: string) => this.gatewayRefusals.inc({ reason }),
+  };
+
+  /** The webhook worker's metrics (WebhookMetrics). */
+  readonly webhooks = {
+    attempt: (outcome: 'delivered' | 'refused' | 'unreachable') => this.webhookAttempts.inc({ outcome }),
+  };
+
   /** Counts a failure that was reported (logged), by its code. */
   error(error: unknown): void {
     this.failures.inc({ code: isCountersignError(error) ? error.code : 'other' });

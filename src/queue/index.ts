@@ -1,11 +1,8 @@
 /**
- * BullMQ: connections, queue names and job ids, the intake processor and worker, decision delivery, and
- * the timers (expiry, escalation, reminders) with their scheduler and boot-time reconciliation.
+ * BullMQ: connections, queue names and job ids, the timers (expiry, escalation, reminders) with their
+ * scheduler and boot-time reconciliation, and decision webhooks.
  */
 export * from './connection.ts';
-export * from './decisions.ts';
-export * from './intake.ts';
-export * from './intake-worker.ts';
 export * from './names.ts';
 export * from './reconcile-timers.ts';
 export * from './shutdown.ts';
@@ -14,3 +11,4 @@ export * from './timer-plan.ts';
 export * from './timer-scheduler.ts';
 export * from './timers.ts';
 export * from './timers-worker.ts';
+export * from './webhooks.ts';

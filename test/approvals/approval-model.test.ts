@@ -38,8 +38,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../src/approvals/service.ts';
 import type { Decision } from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
+import { testSigning } from '../support/stack.ts';
 import { type Real, runCommand, submitCommand, tally } from './model/commands.ts';
-import { AGENT, modelConfig, SECRET } from './model/config.ts';
+import { AGENT, modelConfig } from './model/config.ts';
 import { type ApprovalBinding, BY_DIGEST_ONLY, BY_STEP_ID_AND_DIGEST, RunModel } from './model/run-model.ts';
 
 const { redis, prefix, cleanup } = testRedis('approval-model');
@@ -68,7 +69,7 @@ function setup(binding: ApprovalBinding): { model: RunModel; real: Real } {
     redis,
     config: modelConfig,
     prefix,
-    secrets: (agent) => (agent === AGENT ? SECRET : undefined),
+    signer: testSigning.signer,
     clock: () => clock.now,
     deliver: async (decision) => {
       delivered.push(decision);

@@ -11,6 +11,7 @@ import {
   type ValidatedPlan,
 } from '../../src/pipeline/index.ts';
 import { freightHistory } from '../support/journal-history.ts';
+import { testSigning } from '../support/stack.ts';
 
 // The freight run: v1 (s1 auto, s2 + s3 for operators), finance's edit to v2 (s2 moved, refund s4
 // added for two finance approvers), U0OP1's approvals of v1 and of s2 in v2, U0FIN2 and U0FIN3 on s4.
@@ -112,7 +113,7 @@ function decisionText(
       diagnostics: [],
       configDigest: 'c'.repeat(64),
     },
-    'secret-for-tests',
+    testSigning.signer,
   );
   return JSON.stringify(decision);
 }

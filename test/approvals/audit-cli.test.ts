@@ -15,6 +15,7 @@ import { ApprovalService } from '../../src/approvals/service.ts';
 import { loadRun } from '../../src/approvals/store.ts';
 import { redisUrl, testRedis } from '../helpers/redis.ts';
 import { freightHistory } from '../support/journal-history.ts';
+import { testSigning } from '../support/stack.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const url = redisUrl();
@@ -212,7 +213,7 @@ describe('audit of the approvals and decision beside the journal', () => {
     redis,
     config,
     prefix,
-    secrets: () => 'freight-secret-for-tests-0123456789',
+    signer: testSigning.signer,
     clock: () => now,
   });
 

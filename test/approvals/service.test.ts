@@ -4,10 +4,12 @@ import { addedRefundStep, freightPlan } from '../../examples/freight/plans.ts';
 import { verifyJournal } from '../../src/approvals/journal.ts';
 import { ApprovalService } from '../../src/approvals/service.ts';
 import type { UseCaseResult } from '../../src/approvals/types.ts';
-import { type Decision, verifyDecisionStep, verifyReceipt } from '../../src/pipeline/index.ts';
+import { type Decision, receiptKeysOf, verifyDecisionStep, verifyReceipt } from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
+import { testSigning } from '../support/stack.ts';
 
 const SECRET = 'freight-secret-for-tests-0123456789';
+const KEYS = receiptKeysOf(testSigning.publicKeys);
 const { redis, prefix, cleanup } = testRedis('approvals');
 afterAll(cleanup);
 
@@ -20,7 +22,7 @@ function service(overrides: { clock?: () => number } = {}) {
     redis,
     config,
     prefix,
-    secrets: (agent) => (agent === 'freight-ops' ? SECRET : undefined),
+    signer: testSigning.signer,
     clock: overrides.clock ?? (() => now),
     deliver: async (decision) => {
       delivered.push(decision);
@@ -94,7 +96,7 @@ describe('submitPlan', () => {
       version: null,
       plan: null,
     });
-    expect(verifyReceipt(delivered[0]!, SECRET)).toBe(true);
+    expect(verifyReceipt(delivered[0]!, KEYS).ok).toBe(true);
   });
 
   it('answers reads, clicks and timers on a run refused as invalid (it has no version) instead of throwing', async () => {
@@ -158,7 +160,7 @@ describe('approve', () => {
     ]);
     expect(decision.configDigest).toBe(config.digest);
     for (const step of decision.plan!.steps)
-      expect(verifyDecisionStep(decision, step, SECRET, now)).toMatchObject({ ok: true });
+      expect(verifyDecisionStep(decision, step, KEYS, now)).toMatchObject({ ok: true });
     expect(await svc.getDecision(runId)).toEqual(decision);
   });
 
@@ -456,7 +458,7 @@ describe('re-check at the boundary', () => {
       redis,
       config: payConfig,
       prefix,
-      secrets: () => SECRET,
+      signer: testSigning.signer,
       clock: () => now,
     });
     const runId = 'run-recheck';

@@ -11,8 +11,8 @@ import type { UseCaseResult } from '../../src/approvals/types.ts';
 import { type ConfigInput, type CountersignConfig, defineConfig } from '../../src/config/index.ts';
 import type { Decision } from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
+import { testSigning } from '../support/stack.ts';
 
-const SECRET = 'freight-secret-for-tests-0123456789';
 const HOUR = 3_600_000;
 const { redis, prefix, cleanup } = testRedis('step-identity');
 afterAll(cleanup);
@@ -30,7 +30,7 @@ function service(config: CountersignConfig = defineConfig(freightConfigInput)) {
     redis,
     config,
     prefix,
-    secrets: () => SECRET,
+    signer: testSigning.signer,
     clock: () => now,
     deliver: async (decision) => {
       delivered.push(decision);

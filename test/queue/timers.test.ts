@@ -6,12 +6,7 @@
 import { UnrecoverableError, Worker } from 'bullmq';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { FREIGHT_AGENT, freightPlan } from '../../examples/freight/plans.ts';
-import {
-  ApprovalService,
-  type JournalRecord,
-  type RunView,
-  type UseCaseResult,
-} from '../../src/approvals/index.ts';
+import type { JournalRecord, RunView, UseCaseResult } from '../../src/approvals/index.ts';
 import {
   bullPrefix,
   createTimerProcessor,
@@ -20,7 +15,7 @@ import {
   TimerScheduler,
 } from '../../src/queue/index.ts';
 import { freightConfig } from '../support/freight.ts';
-import { freightSecrets, intakeStack } from '../support/intake-stack.ts';
+import { serviceStack } from '../support/stack.ts';
 
 const MIN = 60_000;
 const START = Date.parse('2026-04-01T10:00:00Z');
@@ -33,14 +28,8 @@ let runCounter = 0;
  * to read what they did. Each describe block has its own, so reconciliation sees only its runs.
  */
 function timersHarness(name: string) {
-  const stack = intakeStack(name);
-  const service = new ApprovalService({
-    redis: stack.redis,
-    config: freightConfig,
-    secrets: freightSecrets,
-    prefix: stack.prefix,
-    clock,
-  });
+  const stack = serviceStack(name, { clock });
+  const { service } = stack;
   const scheduler = new TimerScheduler({
     connection: stack.redis,
     prefix: stack.prefix,

@@ -8,6 +8,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { FREIGHT_AGENT } from '../../examples/freight/plans.ts';
 import { AgentClient } from '../../src/client/index.ts';
+import { signedHeaders } from '../../src/protocol/index.ts';
 import type { CountersignConfig } from '../../src/config/index.ts';
 import { findFreePort } from '../../src/devtools/redis-server.ts';
 import {
@@ -26,10 +27,10 @@ import {
 } from '../../src/emulator/index.ts';
 import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
 import { type Countersign, startCountersign } from '../../src/main.ts';
-import { bullPrefix, decisionsQueue, INTAKE_QUEUE, TIMERS_QUEUE } from '../../src/queue/index.ts';
+import { bullPrefix, TIMERS_QUEUE, WEBHOOKS_QUEUE } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
 import { freightConfig } from './freight.ts';
-import { FREIGHT_SECRET, stackPrefix } from './intake-stack.ts';
+import { FREIGHT_SECRET, stackPrefix, testSigning } from './stack.ts';
 
 export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef';
 const EXTRA_USERS = ['U0OP2', 'U0FIN2', 'U0FIN3'].map((id) => ({
@@ -41,7 +42,18 @@ const EXTRA_USERS = ['U0OP2', 'U0FIN2', 'U0FIN3'].map((id) => ({
 export interface BotStack {
   readonly slack: SlackEmulator;
   readonly countersign: Countersign;
+  /** The freight agent's client, over HTTP to this stack's gateway. */
   readonly client: AgentClient;
+  /**
+   * One request to the agent gateway, signed as the freight agent (or as `as` says); the answer's
+   * status and JSON body.
+   */
+  agentRequest(
+    method: string,
+    path: string,
+    body?: string,
+    as?: { readonly agent?: string; readonly secret?: string; readonly now?: number },
+  ): Promise<{ status: number; body: unknown; headers: Headers }>;
   /** The bot's `POST /slack/events` (HTTP mode; nothing serves it in Socket Mode). */
   readonly eventsUrl: string;
   /** The bot's HTTP server: `/healthz`, `/metrics` (and `/slack/events` in HTTP mode). */
@@ -88,6 +100,8 @@ export interface BotStackOptions {
   socketMode?: boolean;
   /** The Redis to use (default: the test harness's, from vitest); for a stack in a child process. */
   redisUrl?: string;
+  /** Secrets of more agents than the freight one (their config must name them). */
+  secrets?: Readonly<Record<string, string>>;
 }
 
 export async function botStack(name: string, options: BotStackOptions = {}): Promise<BotStack> {
@@ -104,7 +118,8 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
   const url = options.redisUrl ?? redisUrl();
   const countersign = await startCountersign({
     config: options.config ?? freightConfig,
-    secrets: { [FREIGHT_AGENT]: FREIGHT_SECRET },
+    secrets: { [FREIGHT_AGENT]: FREIGHT_SECRET, ...options.secrets },
+    signing: testSigning,
     redisUrl: url,
     prefix,
     slack: options.socketMode
@@ -114,14 +129,36 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     logLevel: 'error',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
+  const baseUrl = `http://127.0.0.1:${port}`;
   const client = new AgentClient({
-    redisUrl: url,
+    url: baseUrl,
     agent: FREIGHT_AGENT,
     secret: FREIGHT_SECRET,
-    prefix,
-    pollIntervalMs: 200,
+    publicKeys: testSigning.jwks,
   });
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const agentRequest: BotStack['agentRequest'] = async (method, path, body = '', as = {}) => {
+    const headers = signedHeaders({
+      secret: as.secret ?? FREIGHT_SECRET,
+      agent: as.agent ?? FREIGHT_AGENT,
+      method,
+      pathWithQuery: path,
+      body,
+      now: as.now ?? Date.now(),
+    });
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { ...headers, 'content-type': 'application/json' },
+      ...(method === 'GET' || method === 'HEAD' ? {} : { body }),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: returned as text
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
   const eventsUrl = `${baseUrl}/slack/events`;
   /** An interaction payload to the bot, as Slack would send it in this mode. */
   const send = (payload: Parameters<typeof postInteraction>[2]): Promise<InteractionResponse> =>
@@ -154,6 +191,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     slack,
     countersign,
     client,
+    agentRequest,
     eventsUrl,
     baseUrl,
     prefix,
@@ -217,7 +255,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
 async function removeStackState(url: string, prefix: string): Promise<void> {
   const admin = new Redis(url);
   try {
-    for (const queue of [INTAKE_QUEUE, TIMERS_QUEUE, decisionsQueue(FREIGHT_AGENT)]) {
+    for (const queue of [TIMERS_QUEUE, WEBHOOKS_QUEUE]) {
       const q = new Queue(queue, { connection: admin, prefix: bullPrefix(prefix) });
       await q.obliterate({ force: true });
       await q.close();

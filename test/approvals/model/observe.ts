@@ -4,9 +4,10 @@
  * approval rules promise (see `assertInvariants`).
  */
 import type { RunView, UseCaseResult } from '../../../src/approvals/types.ts';
-import { type Decision, planDigest, verifyReceipt } from '../../../src/pipeline/index.ts';
+import { type Decision, planDigest, receiptKeysOf, verifyReceipt } from '../../../src/pipeline/index.ts';
+import { testSigning } from '../../support/stack.ts';
 import type { Real } from './commands.ts';
-import { modelConfig, SECRET } from './config.ts';
+import { modelConfig } from './config.ts';
 import { type ExpectedDecision, type ExpectedRun, problem, type RunModel } from './run-model.ts';
 
 /** The run as the service shows it, in the model's terms. */
@@ -177,7 +178,10 @@ export async function checkState(
  */
 export function assertInvariants(run: RunView | undefined, decision: Decision | undefined): void {
   if (decision !== undefined) {
-    holds(verifyReceipt(decision, SECRET), "the decision's receipt verifies");
+    holds(
+      verifyReceipt(decision, receiptKeysOf(testSigning.publicKeys)).ok,
+      "the decision's receipt verifies",
+    );
     holds(decision.configDigest === modelConfig.digest, 'the decision names the config it was made under');
     holds(decision.plan === null || planDigest(decision.plan) === decision.plan.digest, 'the plan digest');
   }
