@@ -13,7 +13,8 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { DecisionStatus } from '../pipeline/index.ts';
 import { CountersignError } from '../pipeline/index.ts';
-import { type JournalHead, recordedHead } from './journal.ts';
+import type { JournalHead } from './journal.ts';
+import { recordedHead } from './journal-reader.ts';
 import type { Keys } from './keys.ts';
 import type { JournalRecord } from './types.ts';
 

@@ -4,6 +4,7 @@ export * from './describe-event.ts';
 export * from './escalation.ts';
 export * from './guard.ts';
 export * from './journal.ts';
+export * from './journal-reader.ts';
 export * from './keys.ts';
 export * from './message-ledger.ts';
 export * from './outcomes.ts';
