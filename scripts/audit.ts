@@ -17,16 +17,12 @@ import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import {
-  checkRunState,
-  describeDecision,
-  type RunEvidence,
-  readRunEvidence,
-  type StateCheck,
-} from '../src/approvals/audit-check.ts';
+import { checkRunState, type StateCheck } from '../src/approvals/audit-check.ts';
+import { describeDecision } from '../src/approvals/audit-findings.ts';
 import { describeEvent } from '../src/approvals/describe-event.ts';
 import { type JournalVerification, parseRecord, verifyJournal } from '../src/approvals/journal.ts';
 import { createKeys, type Keys } from '../src/approvals/keys.ts';
+import { type RunEvidence, readRunEvidence } from '../src/approvals/run-evidence.ts';
 import type { JournalRecord } from '../src/approvals/types.ts';
 import { readEnv } from '../src/config/env.ts';
 import { RUN_ID_PATTERN } from '../src/pipeline/index.ts';
