@@ -50,7 +50,7 @@ module.exports = {
           IO_PACKAGES,
           NODE_IO,
           '^src/(bot|queue|client|emulator|devtools|config/(env|load))',
-          '^src/approvals/(service|queries|store|run-commit|outbox|message-ledger|refusal-log|outcomes|journal|audit-check)\\.ts$',
+          '^src/approvals/(service|queries|store|run-commit|outbox|message-ledger|refusal-log|outcomes|journal|journal-reader|audit-[a-z-]+|run-evidence|stored-value)\\.ts$',
           '^src/approvals/use-cases/',
         ],
       },

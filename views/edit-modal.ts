@@ -1,14 +1,6 @@
 import type { InputBlock, InputBlockElement, KnownBlock, ModalView } from '@slack/types';
 import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
-import {
-  authorableTools,
-  CountersignError,
-  formatMoney,
-  mayAuthor,
-  moneyToDecimal,
-  type ToolDefinition,
-} from '../src/pipeline/index.ts';
-import { formatArgValue } from './arg-fields.ts';
+import { authorableTools, mayAuthor, type ToolDefinition } from '../src/pipeline/index.ts';
 import { button, context, divider, LIMITS, mrkdwn, option, plain, selectOptions } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
 import {
@@ -16,12 +8,12 @@ import {
   EDIT_IDS,
   type EditLayout,
   encodeEditMetadata,
-  type FieldSlot,
   MAX_ADDED_STEPS,
   nextStepIds,
   planEditLayout,
   type StepSlot,
 } from './edit-layout.ts';
+import { fieldBlock } from './field-input.ts';
 import { lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, plural } from './mrkdwn.ts';
 import { buildNotice, buildNoticeModal } from './notices.ts';
@@ -157,126 +149,6 @@ function stepBlocks(slot: StepSlot, config: ViewConfig, editorId: string): Known
     ...slot.fields.map((field) => fieldBlock(field)),
     ...hidden,
   ];
-}
-
-/** One input block per field, or a context line for a value no input can hold. */
-function fieldBlock(slot: FieldSlot): KnownBlock {
-  const { field } = slot;
-  if (slot.input === 'fixed') {
-    return context(
-      `*${clipMrkdwn(field.label, 200)}:* ${formatArgValue(field, slot.value)} — _can't be edited here; it is kept as it is_`,
-    );
-  }
-  const money = field.kind === 'money' ? ` (${field.currency ?? 'USD'})` : '';
-  const block: InputBlock = {
-    type: 'input',
-    block_id: slot.blockId,
-    label: plain(`${field.label}${money}`, LIMITS.inputLabel),
-    element: inputElement(slot),
-    // Unchecked is an answer for a checkbox, so it never blocks the form.
-    optional: field.optional || field.nullable || slot.input === 'checkbox',
-  };
-  if (field.kind === 'money') return { ...block, hint: plain(moneyHint(field), 2000) };
-  return block;
-}
-
-/** "A decimal amount of at least $0.01, e.g. 1489.00": the bounds in the currency, an example within them. */
-function moneyHint(field: FieldSlot['field']): string {
-  const currency = field.currency ?? 'USD';
-  const { min, max } = field;
-  const example = moneyToDecimal(
-    Math.min(Math.max(148_900, min ?? Number.MIN_SAFE_INTEGER), max ?? Number.MAX_SAFE_INTEGER),
-    currency,
-  );
-  const shown = (minor: number) => formatMoney(minor, currency);
-  let range = '';
-  if (min !== undefined && max !== undefined) range = ` from ${shown(min)} to ${shown(max)}`;
-  else if (min !== undefined) range = ` of at least ${shown(min)}`;
-  else if (max !== undefined) range = ` of at most ${shown(max)}`;
-  return `A decimal amount${range}, e.g. ${example}`;
-}
-
-function inputElement(slot: FieldSlot): InputBlockElement {
-  const { field, value } = slot;
-  const actionId = EDIT_IDS.input;
-  const text = typeof value === 'string' ? value : undefined;
-  const maxLength =
-    field.maxLength === undefined ? {} : { max_length: Math.min(field.maxLength, LIMITS.plainTextInput) };
-  switch (slot.input) {
-    case 'plain_text':
-    case 'multiline':
-      return {
-        type: 'plain_text_input',
-        action_id: actionId,
-        multiline: slot.input === 'multiline',
-        ...maxLength,
-        ...(text === undefined ? {} : { initial_value: text }),
-      };
-    case 'email':
-      return {
-        type: 'email_text_input',
-        action_id: actionId,
-        ...(text === undefined ? {} : { initial_value: text }),
-      };
-    case 'url':
-      return {
-        type: 'url_text_input',
-        action_id: actionId,
-        ...(text === undefined ? {} : { initial_value: text }),
-      };
-    case 'integer':
-      return {
-        type: 'number_input',
-        action_id: actionId,
-        is_decimal_allowed: false,
-        ...(typeof value === 'number' ? { initial_value: String(value) } : {}),
-      };
-    case 'money':
-      // No min_value/max_value: Slack would check them in its own words. The submission is checked
-      // against the field's bounds instead and refused in the currency, at the field (readField).
-      return {
-        type: 'number_input',
-        action_id: actionId,
-        is_decimal_allowed: true,
-        ...(typeof value === 'number'
-          ? { initial_value: moneyToDecimal(value, field.currency ?? 'USD') }
-          : {}),
-      };
-    case 'select': {
-      const options = (field.options ?? []).map((choice) => option(choice, choice));
-      const initial = options.find((o) => o.value === text);
-      return {
-        type: 'static_select',
-        action_id: actionId,
-        placeholder: plain('Choose…', 150),
-        options,
-        ...(initial === undefined ? {} : { initial_option: initial }),
-      };
-    }
-    case 'date':
-      return {
-        type: 'datepicker',
-        action_id: actionId,
-        ...(text === undefined ? {} : { initial_date: text }),
-      };
-    case 'datetime':
-      return {
-        type: 'datetimepicker',
-        action_id: actionId,
-        ...(text === undefined ? {} : { initial_date_time: Math.floor(Date.parse(text) / 1000) }),
-      };
-    case 'checkbox': {
-      const yes = option('Yes', 'true');
-      return {
-        type: 'checkboxes',
-        action_id: actionId,
-        options: [yes],
-        ...(value === true ? { initial_options: [yes] } : {}),
-      };
-    }
-    case 'fixed':
-      throw new CountersignError('internal_invariant', `edit modal: field ${slot.blockId} has no input`);
-  }
 }
 
 /** Checkboxes for up to 10 steps, a multi-select beyond (docs/architecture.md §9); option values are step ids. */

@@ -1,6 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import type { RunView, StoredVersion } from '../src/approvals/types.ts';
-import type { EscalationGrant } from '../src/config/define-config.ts';
+import type { EscalationGrant } from '../src/config/config-types.ts';
 import { context, type SlackMessage, section } from './blocks.ts';
 import { approvalActions } from './card.ts';
 import { grantsText } from './escalation-rights.ts';

@@ -1,5 +1,5 @@
 import type { EscalatedPerson } from '../src/approvals/types.ts';
-import type { EscalationGrant } from '../src/config/define-config.ts';
+import type { EscalationGrant } from '../src/config/config-types.ts';
 import { escapeMrkdwn, listInWords, mentionList } from './mrkdwn.ts';
 
 /**

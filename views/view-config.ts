@@ -1,4 +1,4 @@
-import type { CountersignConfig } from '../src/config/define-config.ts';
+import type { CountersignConfig } from '../src/config/config-types.ts';
 import type { ToolDefinition } from '../src/pipeline/index.ts';
 
 /** The part of the configuration views read: tools (titles, argument schemas), groups, authoring. */

@@ -7,38 +7,26 @@
  * Like the chain, this is no proof against someone who controls Redis: they can write the journal
  * records too. It catches state written around the service.
  *
- * Pure, plus one thin reader at the bottom.
+ * Pure: run-evidence.ts reads the state from Redis, audit-journal-facts.ts what the journal says.
  */
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { DecisionStatus } from '../pipeline/index.ts';
-import { CountersignError } from '../pipeline/index.ts';
-import { type JournalHead, recordedHead } from './journal.ts';
-import type { Keys } from './keys.ts';
+import {
+  type DecisionSummary,
+  describeDecision,
+  finding,
+  type StateFinding,
+  short,
+  shown,
+} from './audit-findings.ts';
+import {
+  describeJournalled,
+  describeRecorded,
+  type JournalFacts,
+  journalFacts,
+  version,
+} from './audit-journal-facts.ts';
+import { parseJsonWith } from './stored-value.ts';
 import type { JournalRecord } from './types.ts';
-
-/** What kind of disagreement a finding reports. */
-export type StateFindingCode =
-  /** A journal record this check reads (approval, version, decision) lacks the fields its type has. */
-  | 'event_unreadable'
-  | 'approval_unreadable'
-  /** An approvals-hash entry that no `approval` journal record accounts for. */
-  | 'approval_without_record'
-  | 'decision_unreadable'
-  /** The stored decision's status / version / decidedBy matches no decision record in the journal. */
-  | 'decision_without_record'
-  /** An approval the decision counts that no `approval` journal record accounts for. */
-  | 'decision_approval_without_record'
-  /** The run hash's status / decided_by disagrees with the journal's decision record (or its absence). */
-  | 'status_without_record'
-  /** The journal records more than one decision: the service writes one at most. */
-  | 'conflicting_decisions';
-
-export interface StateFinding {
-  readonly code: StateFindingCode;
-  /** One line naming the field and the user / step, for people. */
-  readonly message: string;
-}
 
 /** A run's stored state, as Redis holds it (nothing parsed yet: any of it may have been written by hand). */
 export interface StoredRunState {
@@ -48,15 +36,6 @@ export interface StoredRunState {
   readonly approvals: Readonly<Record<string, string>>;
   /** The stored decision's text, or null. */
   readonly decision: string | null;
-}
-
-/** A decision as the check read it (stored or journalled). */
-export interface DecisionSummary {
-  readonly status: DecisionStatus;
-  readonly version: number | null;
-  readonly by: string | null;
-  /** The approved plan's digest (approvals only; null otherwise). */
-  readonly planDigest: string | null;
 }
 
 /** The outcome of {@link checkRunState}: findings (none when the state agrees), and what was checked. */
@@ -112,120 +91,6 @@ export function checkRunState(records: readonly JournalRecord[], state: StoredRu
     decision: decision.ok && decision.value !== null ? summaryOf(decision.value) : null,
     status,
   };
-}
-
-// ── the journal as evidence ──────────────────────────────────────────────────────────────────────
-
-interface JournalledApproval {
-  readonly userId: string;
-  readonly version: number;
-  readonly steps: readonly { readonly id: string; readonly digest: string }[];
-  /** Legacy records: digests only. */
-  readonly stepDigests: readonly string[];
-}
-
-interface RecordedDecision extends DecisionSummary {
-  readonly seq: number;
-}
-
-interface JournalFacts {
-  readonly approvals: readonly JournalledApproval[];
-  /** version → step id → digest, from the `validated` and `edited` records. */
-  readonly versions: ReadonlyMap<number, ReadonlyMap<string, string>>;
-  readonly decisions: readonly RecordedDecision[];
-  readonly findings: readonly StateFinding[];
-}
-
-const stepRef = z.looseObject({ id: z.string(), digest: z.string() });
-const version = z.int().min(0);
-
-/** The events this check reads, with the fields it reads; records of other types are passed over. */
-const readEvent = z.discriminatedUnion('type', [
-  z.looseObject({
-    type: z.literal('approval'),
-    userId: z.string(),
-    version,
-    steps: z.array(stepRef).optional(),
-    stepDigests: z.array(z.string()).optional(),
-  }),
-  z.looseObject({ type: z.literal('validated'), version, steps: z.array(stepRef) }),
-  z.looseObject({ type: z.literal('edited'), version, after: z.looseObject({ steps: z.array(stepRef) }) }),
-  z.looseObject({ type: z.literal('approved'), version, planDigest: z.string(), by: z.string() }),
-  z.looseObject({ type: z.literal('rejected'), version, userId: z.string() }),
-  z.looseObject({ type: z.literal('expired'), version }),
-  z.looseObject({ type: z.literal('invalid') }),
-]);
-
-const READ_TYPES: ReadonlySet<string> = new Set([
-  'approval',
-  'validated',
-  'edited',
-  'approved',
-  'rejected',
-  'expired',
-  'invalid',
-]);
-
-function journalFacts(records: readonly JournalRecord[]): JournalFacts {
-  const approvals: JournalledApproval[] = [];
-  const versions = new Map<number, Map<string, string>>();
-  const decisions: RecordedDecision[] = [];
-  const findings: StateFinding[] = [];
-  for (const { seq, event: raw } of records) {
-    if (!READ_TYPES.has(raw.type)) continue;
-    const parsed = parseWith(readEvent, raw);
-    if (!parsed.ok) {
-      findings.push(
-        finding(
-          'event_unreadable',
-          `journal record #${seq} (${raw.type}) is not a readable ${raw.type} event: ${parsed.message}`,
-        ),
-      );
-      continue;
-    }
-    const event = parsed.value;
-    switch (event.type) {
-      case 'approval':
-        approvals.push({
-          userId: event.userId,
-          version: event.version,
-          steps: event.steps ?? [],
-          stepDigests: event.stepDigests ?? [],
-        });
-        break;
-      case 'validated':
-        versions.set(event.version, new Map(event.steps.map((step) => [step.id, step.digest])));
-        break;
-      case 'edited':
-        versions.set(event.version, new Map(event.after.steps.map((step) => [step.id, step.digest])));
-        break;
-      case 'approved':
-        decisions.push({
-          seq,
-          status: 'approved',
-          version: event.version,
-          by: event.by,
-          planDigest: event.planDigest,
-        });
-        break;
-      case 'rejected':
-        decisions.push({
-          seq,
-          status: 'rejected',
-          version: event.version,
-          by: event.userId,
-          planDigest: null,
-        });
-        break;
-      case 'expired':
-        decisions.push({ seq, status: 'expired', version: event.version, by: 'timer', planDigest: null });
-        break;
-      case 'invalid':
-        decisions.push({ seq, status: 'invalid', version: null, by: null, planDigest: null });
-        break;
-    }
-  }
-  return { approvals, versions, decisions, findings };
 }
 
 // ── approvals ────────────────────────────────────────────────────────────────────────────────────
@@ -400,107 +265,6 @@ function summaryOf(decision: StoredDecision): DecisionSummary {
   return { status: decision.status, version: decision.version, by: decision.decidedBy, planDigest };
 }
 
-/** `approved v2 by U0FIN3 (plan 6f7ac9167e16…)`, `expired v1 by timer`, `invalid`. */
-export function describeDecision(decision: DecisionSummary): string {
-  const version = decision.version === null ? '' : ` v${decision.version}`;
-  const by = decision.by === null ? '' : ` by ${shown(decision.by)}`;
-  const plan = decision.planDigest === null ? '' : ` (plan ${short(decision.planDigest)})`;
-  return `${decision.status}${version}${by}${plan}`;
-}
-
-function describeRecorded(decision: RecordedDecision): string {
-  return `${describeDecision(decision)} (#${decision.seq})`;
-}
-
-function describeJournalled(journal: JournalFacts): string {
-  const { decisions } = journal;
-  if (decisions.length === 0) return 'the journal records no decision';
-  return `the journal records ${decisions.map(describeRecorded).join('; ')}`;
-}
-
-function short(digest: string): string {
-  return `${shown(digest.slice(0, 12))}…`;
-}
-
-/**
- * A stored value inside a message: as it is when it looks like an id, else JSON-quoted, so a value
- * written by hand (a user id with spaces or a line break) cannot blur or forge a report line.
- */
-function shown(text: string): string {
-  return /^[\w.:@+-]{1,100}$/.test(text) ? text : JSON.stringify(text);
-}
-
-/** A finding whose message is one line whatever went into it (parser messages quote stored text). */
-function finding(code: StateFindingCode, message: string): StateFinding {
-  const escaped = message.replace(
-    /[\p{Cc}\p{Zl}\p{Zp}]/gu,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  return { code, message: escaped };
-}
-
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
-}
-
-type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
-
-function parseWith<T>(schema: z.ZodType<T>, value: unknown): Parsed<T> {
-  const result = schema.safeParse(value);
-  if (result.success) return { ok: true, value: result.data };
-  const issue = result.error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-  return { ok: false, message: `${where}${issue?.message ?? 'invalid'}` };
-}
-
-function parseJsonWith<T>(schema: z.ZodType<T>, text: string): Parsed<T> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, message: `not JSON: ${error instanceof Error ? error.message : String(error)}` };
-  }
-  return parseWith(schema, value);
-}
-
-// ── reader ───────────────────────────────────────────────────────────────────────────────────────
-
-/** Everything the audit reads about one run. */
-export interface RunEvidence extends StoredRunState {
-  /** The stored journal records' texts, oldest first. */
-  readonly records: string[];
-  /** The head the run hash recorded, or null. */
-  readonly head: JournalHead | null;
-}
-
-/** Reads a run's journal and stored state in one MULTI, so a concurrent commit cannot split them. */
-export async function readRunEvidence(
-  redis: Pick<Redis, 'multi'>,
-  keys: Keys,
-  runId: string,
-): Promise<RunEvidence> {
-  const runKeys = keys.forRun(runId);
-  const replies = await redis
-    .multi()
-    .lrange(runKeys.journal, 0, -1)
-    .hgetall(runKeys.run)
-    .hgetall(runKeys.approvals)
-    .get(runKeys.decision)
-    .exec();
-  if (replies === null)
-    throw new CountersignError('redis_aborted', 'readRunEvidence: the transaction was aborted');
-  for (const [error] of replies) if (error) throw error;
-  const [[, list], [, run], [, approvals], [, decision]] = replies as [
-    [null, string[]],
-    [null, Record<string, string>],
-    [null, Record<string, string>],
-    [null, string | null],
-  ];
-  return {
-    records: list,
-    head: recordedHead(run.journal_seq, run.journal_head),
-    run,
-    approvals,
-    decision,
-  };
 }

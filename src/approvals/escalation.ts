@@ -3,7 +3,7 @@
  * the approvals record as escalated to) and for Slack (whom the messages go to), read from today's
  * config. Pure.
  */
-import type { CountersignConfig, EscalationGrant } from '../config/define-config.ts';
+import type { CountersignConfig, EscalationGrant } from '../config/config-types.ts';
 
 /** One step of a version's escalation chain: the reminder, or a level (1-based) and its repeat (0 for the level itself). */
 export type ChainStep =

@@ -3,7 +3,7 @@
  * current, has it expired, may this person approve, reject or edit it. Use cases, the service's
  * queries and — through them — the views and listeners ask here, and nowhere else decides again. Pure.
  */
-import type { CountersignConfig } from '../config/define-config.ts';
+import type { CountersignConfig } from '../config/config-types.ts';
 import type { ValidatedStep } from '../pipeline/index.ts';
 import { type Authority, explainNoAuthority, mayEdit, stepsToApprove } from './rules.ts';
 import { authorityOf, projectRun, type RunStateInput } from './run-view.ts';

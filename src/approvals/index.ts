@@ -1,16 +1,24 @@
 /** The approval state machine on Redis: the only module that writes approval state (docs/architecture.md §7). */
 export * from './audit-check.ts';
+export {
+  type DecisionSummary,
+  describeDecision,
+  type StateFinding,
+  type StateFindingCode,
+} from './audit-findings.ts';
 export * from './decision-feed.ts';
 export * from './describe-event.ts';
 export * from './escalation.ts';
 export * from './guard.ts';
 export * from './journal.ts';
+export * from './journal-reader.ts';
 export * from './keys.ts';
 export * from './message-ledger.ts';
 export * from './outcomes.ts';
 export { ApprovalQueries, type QueryOptions } from './queries.ts';
 export { RefusalLog } from './refusal-log.ts';
 export * from './rules.ts';
+export * from './run-evidence.ts';
 export * from './run-view.ts';
 export {
   ApprovalService,

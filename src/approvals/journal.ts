@@ -9,9 +9,8 @@
  * recorded, a truncated tail. It is NOT proof against someone who controls Redis: they can rewrite
  * the whole chain (and the recorded head) coherently. Redis is trusted infrastructure (docs/architecture.md §13).
  *
- * Pure functions, plus two thin readers at the bottom.
+ * Pure: journal-reader.ts reads it from Redis.
  */
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
   CanonicalJsonError,
@@ -22,7 +21,6 @@ import {
   type JsonValue,
   sha256Hex,
 } from '../pipeline/index.ts';
-import type { Keys } from './keys.ts';
 import type { JournalEvent, JournalRecord } from './types.ts';
 
 /** `prev_hash` of the first record of every journal. */
@@ -381,53 +379,4 @@ function firstDifference(a: string, b: string): number {
   let index = 0;
   while (index < a.length && index < b.length && a[index] === b[index]) index++;
   return index;
-}
-
-/** The run's stored journal records, oldest first (empty when the run has none). */
-export async function readJournal(
-  redis: Pick<Redis, 'lrange'>,
-  keys: Keys,
-  runId: string,
-): Promise<string[]> {
-  return redis.lrange(keys.forRun(runId).journal, 0, -1);
-}
-
-/**
- * The stored records and the head the run hash recorded, read in one MULTI so a concurrent append
- * cannot make them disagree. `head` is null when the run hash records none.
- */
-export async function readJournalWithHead(
-  redis: Pick<Redis, 'multi'>,
-  keys: Keys,
-  runId: string,
-): Promise<{ readonly records: string[]; readonly head: JournalHead | null }> {
-  const runKeys = keys.forRun(runId);
-  const replies = await redis
-    .multi()
-    .lrange(runKeys.journal, 0, -1)
-    .hmget(runKeys.run, 'journal_seq', 'journal_head')
-    .exec();
-  if (replies === null)
-    throw new CountersignError('redis_aborted', 'readJournalWithHead: the transaction was aborted');
-  const [[listError, list] = [], [hashError, fields] = []] = replies;
-  if (listError) throw listError;
-  if (hashError) throw hashError;
-  // LRANGE answers a list of strings, HMGET one string or null per field asked.
-  const records = list as string[];
-  const [seqText, hash] = fields as [string | null, string | null];
-  return { records, head: recordedHead(seqText, hash) };
-}
-
-/**
- * The head the run hash records in `journal_seq` / `journal_head` (as stored), or null when it records
- * none: the service writes journal_seq 0 and an empty head before the first record.
- */
-export function recordedHead(
-  seqText: string | null | undefined,
-  hash: string | null | undefined,
-): JournalHead | null {
-  const seq = Number(seqText);
-  return typeof seqText === 'string' && typeof hash === 'string' && Number.isSafeInteger(seq) && seq > 0
-    ? { seq, hash }
-    : null;
 }

@@ -4,7 +4,7 @@
  * index of pending runs.
  */
 import type { Redis } from 'ioredis';
-import type { CountersignConfig } from '../config/define-config.ts';
+import type { CountersignConfig } from '../config/config-types.ts';
 import type { Decision } from '../pipeline/index.ts';
 import { stateOf } from './guard.ts';
 import { createKeys, type Keys } from './keys.ts';

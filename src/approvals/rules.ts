@@ -1,4 +1,4 @@
-import type { EscalationGrant } from '../config/define-config.ts';
+import type { EscalationGrant } from '../config/config-types.ts';
 import type { Effect, ValidatedStep } from '../pipeline/index.ts';
 import type { ApprovalRecord, AwaitedStep, EscalatedPerson, StepApprovals, StoredVersion } from './types.ts';
 

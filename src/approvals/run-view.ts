@@ -2,7 +2,7 @@
  * The read model: a run as the rest of the system sees it, projected from what is stored. Pure, so the
  * service and the tests project runs the same way.
  */
-import type { CountersignConfig } from '../config/define-config.ts';
+import type { CountersignConfig } from '../config/config-types.ts';
 import { type Authority, awaitedSteps, blockedSteps, standingOf } from './rules.ts';
 import type { RunFields } from './store.ts';
 import type { ApprovalRecord, EscalatedPerson, RunView, StoredVersion } from './types.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { type CountersignConfig, resolveSecret } from './define-config.ts';
+import type { CountersignConfig } from './config-types.ts';
+import { resolveSecret } from './secret-source.ts';
 
 /** The process environment Countersign reads (docs/architecture.md §12). Only this module touches `process.env`. */
 const envSchema = z.object({

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, type CountersignConfig } from './define-config.ts';
+import { ConfigError } from './config-error.ts';
+import type { CountersignConfig } from './config-types.ts';
 
 /**
  * Imports a `countersign.config.ts` and checks that its default export came from `defineConfig`.

@@ -1,5 +1,6 @@
 /** The pure core: plan model, tools, the four validation phases, digests, diff and policy. No I/O. */
 export * from './canonical-json.ts';
+export * from './check-json-value.ts';
 export * from './context.ts';
 export * from './decision.ts';
 export * from './diagnostics.ts';
@@ -18,6 +19,16 @@ export * from './policy.ts';
 export * from './receipt.ts';
 export * from './signing.ts';
 export * from './strict-json.ts';
+export {
+  type JsonCheck,
+  type JsonLimits,
+  type JsonProblem,
+  type JsonValueProblem,
+  type JsonValueProblemCode,
+  MAX_JSON_PROBLEMS,
+  type StrictJsonProblem,
+  type StrictJsonProblemCode,
+} from './strict-json-problems.ts';
 export * from './submission.ts';
 export * from './tool.ts';
 export { type ValidationResult, validate } from './validate.ts';

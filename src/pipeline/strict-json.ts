@@ -1,65 +1,25 @@
 /**
- * Strict entry points for plan input, as text (`parseStrictJson`) or as an already-built value
- * (`checkJsonValue`). Both reject the same things (docs/architecture.md §2): numbers that are not safe integers,
- * `-0`, over-deep nesting and over-long strings; the parser also rejects duplicate keys, which
- * `JSON.parse` would silently collapse to the last one, and the value check rejects what text
- * cannot express (undefined, functions, bigint, class instances, sparse arrays, cycles).
- * Neither throws for bad input: problems are returned as values, up to `maxProblems`.
+ * The strict reader of plan text (`parseStrictJson`): what it rejects, and how it says so, is shared
+ * with the value check (strict-json-problems.ts, check-json-value.ts).
  */
 import type { JsonObject, JsonValue } from './json.ts';
-import { formatJsonPath } from './json-path.ts';
-
-/** Problem codes `parseStrictJson` reports; each is also a `parse` diagnostic code. */
-export type StrictJsonProblemCode =
-  | 'invalid_json'
-  | 'duplicate_key'
-  | 'too_deep'
-  | 'string_too_long'
-  | 'non_integer_number'
-  | 'negative_zero'
-  | 'unsafe_integer';
-
-/** Problem codes `checkJsonValue` reports: text-only codes replaced by `not_json`. */
-export type JsonValueProblemCode =
-  | Exclude<StrictJsonProblemCode, 'invalid_json' | 'duplicate_key'>
-  | 'not_json';
-
-/** One problem, with where it is and a message for the person who must fix it. */
-export interface JsonProblem<Code extends string> {
-  readonly code: Code;
-  /** Path to the offending value (or object member, for key problems); `[]` is the top level. */
-  readonly path: readonly (string | number)[];
-  readonly message: string;
-}
-
-export type StrictJsonProblem = JsonProblem<StrictJsonProblemCode>;
-export type JsonValueProblem = JsonProblem<JsonValueProblemCode>;
-
-/** Limits both entry points enforce. */
-export interface JsonLimits {
-  /** Deepest allowed nesting of arrays and objects: `[]` is depth 1, `[[]]` depth 2, `0` forbids both. */
-  readonly maxDepth: number;
-  /** Longest allowed string, keys included, in UTF-16 code units (what `.length` counts). */
-  readonly maxStringLength: number;
-  /** Stop after this many problems; defaults to `MAX_JSON_PROBLEMS`. */
-  readonly maxProblems?: number;
-}
-
-/** Default cap on reported problems, so a hostile payload cannot produce a huge diagnostic list. */
-export const MAX_JSON_PROBLEMS = 20;
-
-/** Result of a strict check: the value, or at least one problem (`problem` is `problems[0]`). */
-export type JsonCheck<Problem> =
-  | { readonly ok: true; readonly value: JsonValue }
-  | { readonly ok: false; readonly problem: Problem; readonly problems: readonly Problem[] };
-
-const VISIBLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
+import { classifyDecimal } from './strict-json-decimal.ts';
+import {
+  duplicateKey,
+  type JsonCheck,
+  type JsonLimits,
+  MAX_JSON_PROBLEMS,
+  numberProblem,
+  Stop,
+  type StrictJsonProblem,
+  stringTooLong,
+  tooDeep,
+} from './strict-json-problems.ts';
+import { syntaxProblem } from './strict-json-syntax.ts';
 
 // A backslash or a control character: the string is read character by character.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for.
 const NEEDS_CAREFUL_READING = /[\\\u0000-\u001f]/;
-
-const SAFE_RANGE = `${Number.MIN_SAFE_INTEGER}..${Number.MAX_SAFE_INTEGER}`;
 
 /**
  * Parses plan text strictly. Unlike `JSON.parse` it rejects duplicate keys, numbers that are not
@@ -83,78 +43,6 @@ export function parseStrictJson(text: string, limits: JsonLimits): JsonCheck<Str
   if (problems.length > 0) return { ok: false, problem: problems[0]!, problems };
   // A Stop is only thrown after a problem is recorded, so value is set here.
   return { ok: true, value: value! };
-}
-
-/**
- * Checks that an already-built value (an object submission, not text) is JSON that
- * `parseStrictJson` would also accept, reporting every problem up to `maxProblems` in document
- * order. Walks recursively; recursion depth is bounded by `limits.maxDepth`.
- */
-export function checkJsonValue(value: unknown, limits: JsonLimits): JsonCheck<JsonValueProblem> {
-  const checker = new Checker(limits);
-  try {
-    checker.check(value, 0);
-  } catch (error) {
-    if (!(error instanceof Stop)) throw error;
-  }
-  const problems = checker.problems;
-  if (problems.length > 0) return { ok: false, problem: problems[0]!, problems };
-  return { ok: true, value: value as JsonValue };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Shared wording, so both entry points say the same thing about the same problem.
-
-/** Internal signal: parsing or checking cannot (or need not) go on. Never escapes this module. */
-class Stop {}
-
-function numberProblem(
-  code: 'non_integer_number' | 'negative_zero' | 'unsafe_integer',
-  shown: string,
-  path: readonly (string | number)[],
-): JsonProblem<typeof code> {
-  const at = `number ${truncate(shown)} at ${formatJsonPath(path)}`;
-  const message =
-    code === 'negative_zero'
-      ? `${at} is negative zero; write 0`
-      : code === 'unsafe_integer'
-        ? `${at} is outside the safe integer range ${SAFE_RANGE}`
-        : `${at} is not a whole number; only integers are allowed (amounts are in minor units such as cents)`;
-  return { code, path, message };
-}
-
-function stringTooLong(
-  what: 'string' | 'key',
-  text: string,
-  path: readonly (string | number)[],
-  limit: number,
-): JsonProblem<'string_too_long'> {
-  // A key's path includes the key itself; the message names the object it sits in.
-  const where =
-    what === 'key'
-      ? `key ${quote(text)} at ${formatJsonPath(path.slice(0, -1))}`
-      : `string at ${formatJsonPath(path)}`;
-  return {
-    code: 'string_too_long',
-    path,
-    message: `${where} is ${text.length} characters long; the limit is ${limit}`,
-  };
-}
-
-function tooDeep(path: readonly (string | number)[], limit: number): JsonProblem<'too_deep'> {
-  return {
-    code: 'too_deep',
-    path,
-    message: `value at ${formatJsonPath(path)} nests arrays and objects deeper than the limit of ${limit} levels`,
-  };
-}
-
-function truncate(text: string): string {
-  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
-}
-
-function quote(text: string): string {
-  return JSON.stringify(truncate(text));
 }
 
 // Own data property even for "__proto__", which plain assignment would treat as the prototype setter.
@@ -315,14 +203,7 @@ class Parser {
     const key = this.parseString();
     frame.key = key;
     frame.duplicate = Object.hasOwn(frame.value, key);
-    if (frame.duplicate) {
-      const container = this.path().slice(0, -1);
-      this.report({
-        code: 'duplicate_key',
-        path: this.path(),
-        message: `duplicate key ${quote(key)} at ${formatJsonPath(container)}`,
-      });
-    }
+    if (frame.duplicate) this.report(duplicateKey(key, this.path()));
     if (key.length > this.limits.maxStringLength) {
       this.report(stringTooLong('key', key, this.path(), this.limits.maxStringLength));
     }
@@ -497,35 +378,8 @@ class Parser {
   }
 
   private syntaxError(expected: string, showFound = true): never {
-    const { line, column } = this.lineAndColumn();
-    const found = showFound ? `, found ${this.describeHere()}` : '';
-    this.problems.push({
-      code: 'invalid_json',
-      path: this.path(),
-      message: `invalid JSON at line ${line}, column ${column}: ${expected}${found}`,
-    });
+    this.problems.push(syntaxProblem(this.text, this.start, this.pos, this.path(), expected, showFound));
     throw new Stop();
-  }
-
-  private describeHere(): string {
-    if (this.pos >= this.text.length) return 'the end of the input';
-    const c = this.text.codePointAt(this.pos)!;
-    const char = String.fromCodePoint(c);
-    // Invisible or ambiguous characters (controls, odd spaces, lone surrogates) are named by code.
-    if (!VISIBLE.test(char)) return `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
-    return char === "'" ? `"'"` : `'${char}'`;
-  }
-
-  /** 1-based line and column (in UTF-16 code units) of the current position, ignoring a BOM. */
-  private lineAndColumn(): { line: number; column: number } {
-    let line = 1;
-    let lineStart = this.start;
-    for (let index = this.text.indexOf('\n', this.start); index !== -1 && index < this.pos; ) {
-      line++;
-      lineStart = index + 1;
-      index = this.text.indexOf('\n', lineStart);
-    }
-    return { line, column: this.pos - lineStart + 1 };
   }
 }
 
@@ -542,156 +396,4 @@ const SIMPLE_ESCAPES: Readonly<Record<number, string>> = {
 
 function isDigit(c: number): boolean {
   return c >= ZERO && c <= NINE;
-}
-
-/**
- * Exact verdict on the decimal `int.frac × 10^±exp` (digits only, sign handled by the caller):
- * 'zero', a problem code, or the (positive) safe integer it denotes.
- */
-function classifyDecimal(
-  intDigits: string,
-  fracDigits: string,
-  exponentNegative: boolean,
-  exponentDigits: string,
-): 'zero' | 'non_integer_number' | 'unsafe_integer' | number {
-  const all = intDigits + fracDigits;
-  let first = 0;
-  while (first < all.length && all.charCodeAt(first) === ZERO) first++;
-  if (first === all.length) return 'zero';
-  let end = all.length;
-  while (all.charCodeAt(end - 1) === ZERO) end--;
-  const significant = all.slice(first, end);
-
-  // Anything with more than 15 digits of exponent is astronomically large or small.
-  const exponentText = exponentDigits.replace(/^0+/, '');
-  if (exponentText.length > 15) return exponentNegative ? 'non_integer_number' : 'unsafe_integer';
-  const exponent = exponentText === '' ? 0 : Number(exponentText);
-  // value = significant × 10^scale
-  const scale = (exponentNegative ? -exponent : exponent) - fracDigits.length + (all.length - end);
-  if (scale < 0) return 'non_integer_number';
-  if (significant.length + scale > 16) return 'unsafe_integer';
-  const value = Number(significant + '0'.repeat(scale));
-  return Number.isSafeInteger(value) ? value : 'unsafe_integer';
-}
-
-// ---------------------------------------------------------------------------------------------
-// Value checker.
-
-class Checker {
-  readonly problems: JsonValueProblem[] = [];
-  private readonly limits: JsonLimits;
-  private readonly maxProblems: number;
-  private readonly path: (string | number)[] = [];
-  /** Containers on the current path, to report a cycle instead of walking it forever. */
-  private readonly open = new Set<object>();
-
-  constructor(limits: JsonLimits) {
-    this.limits = limits;
-    this.maxProblems = Math.max(1, limits.maxProblems ?? MAX_JSON_PROBLEMS);
-  }
-
-  check(value: unknown, depth: number): void {
-    switch (typeof value) {
-      case 'boolean':
-        return;
-      case 'string':
-        if (value.length > this.limits.maxStringLength) {
-          this.report(stringTooLong('string', value, [...this.path], this.limits.maxStringLength));
-        }
-        return;
-      case 'number':
-        this.checkNumber(value);
-        return;
-      case 'object':
-        if (value === null) return;
-        this.checkContainer(value, depth + 1);
-        return;
-      case 'bigint':
-        this.notJson(`the bigint ${value}n (send a number within ${SAFE_RANGE})`);
-        return;
-      default:
-        this.notJson(value === undefined ? 'undefined (leave the key out instead)' : `a ${typeof value}`);
-    }
-  }
-
-  private checkNumber(value: number): void {
-    if (Number.isSafeInteger(value)) {
-      if (value === 0 && 1 / value < 0) this.report(numberProblem('negative_zero', '-0', [...this.path]));
-      return;
-    }
-    const code = Number.isInteger(value) ? 'unsafe_integer' : 'non_integer_number';
-    this.report(numberProblem(code, String(value), [...this.path]));
-  }
-
-  private checkContainer(container: object, depth: number): void {
-    const isArray = Array.isArray(container);
-    const proto: unknown = Object.getPrototypeOf(container);
-    if (isArray ? proto !== Array.prototype : proto !== Object.prototype && proto !== null) {
-      const name = (container as { constructor?: { name?: unknown } }).constructor?.name;
-      this.notJson(
-        typeof name === 'string' && name !== ''
-          ? `an instance of ${name} (send plain objects and arrays)`
-          : 'not a plain object',
-      );
-      return;
-    }
-    if (depth > this.limits.maxDepth) {
-      this.report(tooDeep([...this.path], this.limits.maxDepth));
-      return;
-    }
-    if (this.open.has(container)) {
-      this.notJson('it contains itself (a cycle)');
-      return;
-    }
-    this.open.add(container);
-    if (isArray) this.checkArray(container, depth);
-    else this.checkObject(container, depth);
-    this.open.delete(container);
-  }
-
-  private checkArray(array: readonly unknown[], depth: number): void {
-    for (let index = 0; index < array.length; index++) {
-      this.path.push(index);
-      // `in` tells a hole from an explicit undefined; both are rejected, with different words.
-      if (index in array) this.check(array[index], depth);
-      else this.notJson('a hole in a sparse array');
-      this.path.pop();
-    }
-  }
-
-  private checkObject(object: object, depth: number): void {
-    for (const key of Reflect.ownKeys(object)) {
-      if (typeof key === 'symbol') {
-        this.notJson(`it has the symbol key ${String(key)}`);
-        continue;
-      }
-      this.path.push(key);
-      const descriptor = Object.getOwnPropertyDescriptor(object, key);
-      if (descriptor === undefined || !('value' in descriptor)) {
-        this.notJson('a getter/setter property');
-      } else if (!descriptor.enumerable) {
-        // JSON.stringify would drop it silently; refuse rather than lose data.
-        this.notJson('a non-enumerable property (it would be lost when serialized)');
-      } else {
-        if (key.length > this.limits.maxStringLength) {
-          this.report(stringTooLong('key', key, [...this.path], this.limits.maxStringLength));
-        }
-        this.check(descriptor.value, depth);
-      }
-      this.path.pop();
-    }
-  }
-
-  private notJson(what: string): void {
-    this.report({
-      code: 'not_json',
-      path: [...this.path],
-      message: `value at ${formatJsonPath(this.path)} is not JSON: ${what}`,
-    });
-  }
-
-  private report(problem: JsonValueProblem): void {
-    this.problems.push(problem);
-    if (this.problems.length >= this.maxProblems) throw new Stop();
-  }
 }

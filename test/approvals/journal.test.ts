@@ -6,12 +6,11 @@ import {
   journalHead,
   journalRecord,
   parseRecord,
-  readJournal,
-  readJournalWithHead,
   serializeRecord,
   toJson,
   verifyJournal,
 } from '../../src/approvals/journal.ts';
+import { readJournal, readJournalWithHead } from '../../src/approvals/journal-reader.ts';
 import { createKeys } from '../../src/approvals/keys.ts';
 import type { JournalEvent, JournalRecord } from '../../src/approvals/types.ts';
 import { isCanonicalJsonError } from '../../src/pipeline/index.ts';

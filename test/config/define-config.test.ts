@@ -7,7 +7,7 @@ import {
   defineConfig,
   isConfigError,
   resolveSecret,
-} from '../../src/config/define-config.ts';
+} from '../../src/config/index.ts';
 import { choice, money, text } from '../../src/pipeline/fields.ts';
 import { type PolicyRule, rule } from '../../src/pipeline/policy.ts';
 import { defineTool } from '../../src/pipeline/tool.ts';

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checkJsonValue } from '../../src/pipeline/check-json-value.ts';
 import type { JsonValue } from '../../src/pipeline/json.ts';
+import { parseStrictJson } from '../../src/pipeline/strict-json.ts';
 import {
-  checkJsonValue,
   type JsonLimits,
   MAX_JSON_PROBLEMS,
-  parseStrictJson,
   type StrictJsonProblemCode,
-} from '../../src/pipeline/strict-json.ts';
+} from '../../src/pipeline/strict-json-problems.ts';
 import { jsonString, safeJsonValue } from './json-arbitraries.ts';
 
 const roomy: JsonLimits = { maxDepth: 10_000, maxStringLength: 1_000_000 };

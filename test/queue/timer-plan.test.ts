@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { messageName, parseMessageName } from '../../src/approvals/index.ts';
-import type { EscalationPolicy } from '../../src/config/define-config.ts';
+import type { EscalationPolicy } from '../../src/config/config-types.ts';
 import {
   chainJobAfter,
   chainStepOf,

@@ -3,7 +3,7 @@ import config from '../../examples/freight/countersign.config.ts';
 import { addedRefundStep, freightPlan } from '../../examples/freight/plans.ts';
 import { projectRun } from '../../src/approvals/run-view.ts';
 import type { ApprovalRecord, RunStatus, RunView, StoredVersion } from '../../src/approvals/types.ts';
-import { type CountersignConfig, defineConfig } from '../../src/config/define-config.ts';
+import { type CountersignConfig, defineConfig } from '../../src/config/index.ts';
 import {
   choice,
   defineTool,

@@ -1,15 +1,12 @@
 import { z } from 'zod';
+import { checkJsonValue } from '../check-json-value.ts';
 import type { PlanLimits, ValidationContext } from '../context.ts';
 import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
 import { parseDuration } from '../duration.ts';
 import { isJsonObject, type JsonObject, type JsonValue, valueAt } from '../json.ts';
 import type { PlanEnvelope, Step } from '../plan.ts';
-import {
-  checkJsonValue,
-  type JsonValueProblem,
-  parseStrictJson,
-  type StrictJsonProblem,
-} from '../strict-json.ts';
+import { parseStrictJson } from '../strict-json.ts';
+import type { JsonValueProblem, StrictJsonProblem } from '../strict-json-problems.ts';
 
 /** Ids used in Slack block ids, job ids and Redis keys: no `:`, `|`, `{` or spaces. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

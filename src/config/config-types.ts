@@ -1,0 +1,115 @@
+/** What `defineConfig` takes (`ConfigInput` and its parts) and what it resolves them to (`CountersignConfig`). */
+import type { PipelineConfig, PlanLimits } from '../pipeline/context.ts';
+import type { PolicyRule } from '../pipeline/policy.ts';
+import type { ToolDefinition } from '../pipeline/tool.ts';
+import type { SecretSource } from './secret-source.ts';
+
+export interface AgentInput {
+  /** Tools this agent may plan to call. */
+  readonly tools: readonly string[];
+  /** Slack channel id its cards are posted to. */
+  readonly channel: string;
+  /** Shared HMAC secret: submissions are signed with it, decisions carry a receipt signed with it. */
+  readonly secret: SecretSource;
+  /** How long this agent's plans stay open when a submission does not say (default `defaults.expiresIn`). */
+  readonly expiresIn?: string;
+}
+
+/**
+ * What the people an escalation level notifies may do on the run, beyond their own groups' rights.
+ * Without `may`, a level only notifies: being escalated to grants nothing.
+ */
+export interface EscalationGrantInput {
+  /** They may approve steps whose approver group is one of these (`'*'`: any group). */
+  readonly approve: '*' | readonly string[];
+  /**
+   * How one of their approvals counts: `'member'` (default) as one of the N approvals the step's
+   * group must give; `'alone'` as enough for the step by itself.
+   */
+  readonly counts?: 'member' | 'alone';
+  /** Whether that includes steps of irreversible tools (default false: never unless granted). */
+  readonly irreversible?: boolean;
+}
+
+export interface EscalationLevelInput {
+  /** Time since the card was posted (or the version created) before this level fires: `'15m'`. */
+  readonly after: string;
+  /** A group name, or Slack user ids. */
+  readonly notify: string | readonly string[];
+  /** Also post in this channel. */
+  readonly channel?: string;
+  /** What the notified people may do on the run (default: nothing, they are only told). */
+  readonly may?: EscalationGrantInput;
+}
+
+export interface EscalationInput {
+  readonly levels: readonly EscalationLevelInput[];
+  /** Re-notify the last level `times` more times, `every` apart. */
+  readonly repeat?: { readonly times: number; readonly every: string };
+  /** Remind the original channel this long after posting, before the first escalation. */
+  readonly reminder?: { readonly after: string };
+}
+
+export interface DefaultsInput {
+  /** How long a plan stays open when the agent does not say (default `'24h'`). */
+  readonly expiresIn?: string;
+  /** The longest an agent may ask for (default `'7d'`). */
+  readonly maxExpiresIn?: string;
+  /** A step reported `applying` this long without a result becomes `uncertain` (default `'15m'`). */
+  readonly uncertainAfter?: string;
+  readonly limits?: Partial<PlanLimits>;
+}
+
+export interface ConfigInput {
+  readonly tools: readonly ToolDefinition[];
+  readonly agents: Readonly<Record<string, AgentInput>>;
+  /** Group name → Slack user ids. */
+  readonly groups: Readonly<Record<string, readonly string[]>>;
+  readonly policy: readonly PolicyRule[];
+  /** Group name → tools its members may add or change in an edit (`'*'` for all). */
+  readonly authoring: Readonly<Record<string, readonly string[] | '*'>>;
+  /** Per agent. */
+  readonly escalation?: Readonly<Record<string, EscalationInput>>;
+  readonly defaults?: DefaultsInput;
+}
+
+/** An escalation level's grant, resolved (see `EscalationGrantInput`). */
+export interface EscalationGrant {
+  readonly approve: '*' | readonly string[];
+  readonly counts: 'member' | 'alone';
+  readonly irreversible: boolean;
+}
+
+export interface EscalationLevel {
+  readonly afterMs: number;
+  /** Resolved Slack user ids. */
+  readonly notify: readonly string[];
+  /** The group name when `notify` named one, for messages. */
+  readonly group?: string;
+  readonly channel?: string;
+  /** What the notified people may do; absent: nothing beyond their own groups' rights. */
+  readonly may?: EscalationGrant;
+}
+
+export interface EscalationPolicy {
+  readonly levels: readonly EscalationLevel[];
+  readonly repeat?: { readonly times: number; readonly everyMs: number };
+  readonly reminderAfterMs?: number;
+}
+
+/** The validated configuration every module reads. */
+export interface CountersignConfig {
+  readonly pipeline: PipelineConfig;
+  readonly agents: Readonly<Record<string, AgentInput>>;
+  readonly groups: Readonly<Record<string, readonly string[]>>;
+  readonly escalation: Readonly<Record<string, EscalationPolicy>>;
+  readonly defaults: {
+    readonly expiresInMs: number;
+    /** Per agent, where the agent sets its own default (`agents.<name>.expiresIn`). */
+    readonly agentExpiresInMs: Readonly<Record<string, number>>;
+    readonly maxExpiresInMs: number;
+    readonly uncertainAfterMs: number;
+  };
+  /** SHA-256 of the policy-relevant config (rules, tools and their hook sources): decisions record it. */
+  readonly digest: string;
+}
