@@ -8,6 +8,7 @@ import config from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
 import { DEFAULT_BOT_TOKEN } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
+import { benchSigning } from './signing.ts';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -18,6 +19,7 @@ const env = (name: string): string => {
 const countersign = await startCountersign({
   config,
   secrets: { [FREIGHT_AGENT]: env('AGENT_SECRET') },
+  signing: benchSigning(),
   redisUrl: env('REDIS_URL'),
   prefix: env('CS_PREFIX'),
   slack: {

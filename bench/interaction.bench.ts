@@ -13,6 +13,7 @@ import {
 } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
 import { type Benchmark, type BenchRow, median, percentile } from './harness.ts';
+import { benchSigning } from './signing.ts';
 
 /**
  * interaction: how fast the bot answers an `approve` click over HTTP (signed like Slack, through Bolt's
@@ -52,6 +53,7 @@ export const interactionBenchmark: Benchmark = {
       const countersign = await startCountersign({
         config,
         secrets: { [FREIGHT_AGENT]: secret },
+        signing: benchSigning(),
         redisUrl: redis.url,
         prefix: 'bench',
         slack: { botToken: slack.botToken, signingSecret, apiUrl: slack.url },

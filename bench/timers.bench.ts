@@ -5,7 +5,6 @@ import { ApprovalService, type RunView, type UseCaseResult } from '../src/approv
 import { createRunIdGenerator } from '../src/client/run-id.ts';
 import { startRedisServer } from '../src/devtools/redis-server.ts';
 import {
-  createDecisionSink,
   createRedisConnection,
   escalateJobId,
   expireJobId,
@@ -17,6 +16,7 @@ import {
   TimerScheduler,
 } from '../src/queue/index.ts';
 import { type Benchmark, percentile } from './harness.ts';
+import { benchSigning } from './signing.ts';
 
 /**
  * timers: with N pending runs (100,000; 10,000 with --quick) each holding its expiry job and its next
@@ -43,13 +43,11 @@ export const timersBenchmark: Benchmark = {
     const redis = createRedisConnection(server.url, { role: 'client' });
     const queues = createRedisConnection(server.url, { role: 'client' });
     const workerConnection = createRedisConnection(server.url, { role: 'worker' });
-    const sink = createDecisionSink({ connection: queues, prefix });
     const service = new ApprovalService({
       redis,
       config,
-      secrets: (agent) => (agent === FREIGHT_AGENT ? secret : undefined),
+      signer: benchSigning().signer,
       prefix,
-      deliver: sink.deliver,
     });
     const scheduler = new TimerScheduler({
       connection: queues,
@@ -175,7 +173,6 @@ export const timersBenchmark: Benchmark = {
     } finally {
       await worker.close();
       await scheduler.close();
-      await sink.close();
       await workerConnection.quit();
       await queues.quit();
       await redis.quit();

@@ -10,6 +10,7 @@ import { type FreightAgentOptions, runFreightAgent } from '../examples/freight/a
 import freightConfig from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
 import { AgentClient } from '../src/client/index.ts';
+import { generateSigningKey } from '../src/config/signing-key.ts';
 import { findFreePort, type RedisServer, startRedisServer } from '../src/devtools/redis-server.ts';
 import {
   type ChannelSeed,
@@ -19,6 +20,7 @@ import {
   type UserSeed,
 } from '../src/emulator/index.ts';
 import { type Countersign, startCountersign } from '../src/main.ts';
+import { createReceiptSigner } from '../src/pipeline/index.ts';
 
 /** The people of the freight example's groups, as the emulator's members. */
 export const DEMO_USERS: readonly UserSeed[] = [
@@ -70,6 +72,10 @@ export interface DemoStack {
   readonly redis: { readonly url: string; readonly private: boolean };
   /** Every key the demo writes starts with `<prefix>:`. */
   readonly prefix: string;
+  /** The kid of the key this demo run signs decisions with (made for the run). */
+  readonly signingKid: string;
+  /** Where agents reach this Countersign (the gateway on the bot's port). */
+  readonly apiUrl: string;
   readonly slack: SlackEmulator;
   readonly countersign: Countersign;
   /** The freight agent's client (its secret was generated at start). */
@@ -129,9 +135,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
     await slack.start();
     cleanups.push(() => slack.stop());
 
+    // The demo signs decisions with a key made for this run (a deployment loads its own: npm run keygen).
+    const signing = generateSigningKey();
+    const signer = createReceiptSigner(signing.privateKey);
     const countersign = await startCountersign({
       config: freightConfig,
       secrets: { [FREIGHT_AGENT]: agentSecret },
+      signing: { signer, publicKeys: [signer.publicKey] },
       redisUrl,
       prefix,
       slack: { botToken: slack.botToken, signingSecret, apiUrl: slack.url },
@@ -140,13 +150,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
     });
     cleanups.push(() => countersign.stop());
 
-    const agent = new AgentClient({
-      redisUrl,
-      agent: FREIGHT_AGENT,
-      secret: agentSecret,
-      prefix,
-      pollIntervalMs: 250,
-    });
+    const agent = new AgentClient({ url: `http://${host}:${botPort}`, agent: FREIGHT_AGENT, secret: agentSecret });
     cleanups.push(() => agent.close());
 
     return {
@@ -154,6 +158,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
       eventsUrl,
       redis: { url: redisUrl, private: privateRedis !== undefined },
       prefix,
+      signingKid: signer.kid,
+      apiUrl: `http://${host}:${botPort}`,
       slack,
       countersign,
       agent,

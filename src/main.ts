@@ -11,6 +11,7 @@ import { ApprovalService, DecisionFeed, MessageLedger } from './approvals/index.
 import { type Bot, createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { type CountersignConfig, isConfigError } from './config/define-config.ts';
+import { rateLimitOf } from './config/config-types.ts';
 import { readEnv, resolveAgentSecrets } from './config/env.ts';
 import { loadConfig } from './config/load.ts';
 import { loadSigningKeys } from './config/signing-key.ts';
@@ -47,6 +48,8 @@ export interface CountersignSettings {
   readonly clock?: () => number;
   /** How often decisions committed but not confirmed delivered are re-sent (default 15 s). */
   readonly outboxSweepMs?: number;
+  /** The first webhook retry's delay, doubling after (default 10 s). */
+  readonly webhookRetryDelayMs?: number;
 }
 
 export interface Countersign {
@@ -76,6 +79,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     connection: connections.queues,
     ...approvalsKeys,
     webhookOf: (agent) => settings.config.agents[agent]?.webhook?.url,
+    ...(settings.webhookRetryDelayMs === undefined ? {} : { retryDelayMs: settings.webhookRetryDelayMs }),
   });
   let feed: DecisionFeed | undefined;
   const approvals = new ApprovalService({
@@ -102,7 +106,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     config: settings.config,
     secretOf,
     publicKeys: settings.signing.publicKeys,
-    rateLimit: new RateLimiter((agent) => settings.config.gatewayRateOf(agent), clock),
+    rateLimit: new RateLimiter((agent) => rateLimitOf(settings.config, agent), clock),
     metrics: metrics.gateway,
     clock,
     onError,

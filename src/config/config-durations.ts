@@ -1,6 +1,6 @@
 /** Durations in a config (`'15m'`, `'24h'`) read to milliseconds, and the defaults that use them. */
 import { parseDuration } from '../pipeline/duration.ts';
-import type { ConfigInput, CountersignConfig } from './config-types.ts';
+import type { ConfigInput, CountersignConfig, RateLimit, RateLimitInput } from './config-types.ts';
 
 /** Milliseconds of the duration at `where` (`fallback` when absent), or 0 after recording a problem. */
 export type DurationReader = (where: string, text: string | undefined, fallback: string) => number;
@@ -19,6 +19,9 @@ export function durationReader(problems: string[]): DurationReader {
     return ms;
   };
 }
+
+/** Each agent's gateway rate unless configured: 600 requests a minute (10 a second), per process. */
+export const DEFAULT_RATE_LIMIT: RateLimit = { requests: 600, perMs: 60_000 };
 
 /** `defaults` and each agent's own `expiresIn`, resolved; none may be longer than `maxExpiresIn`. */
 export function resolveDefaults(
@@ -41,5 +44,18 @@ export function resolveDefaults(
     if (ms > defaults.maxExpiresInMs) problems.push(`agents.${agent}.expiresIn: is longer than maxExpiresIn`);
     agentExpiresInMs[agent] = ms;
   }
-  return { ...defaults, agentExpiresInMs };
+  const rate = (where: string, input: RateLimitInput | undefined): RateLimit =>
+    input === undefined
+      ? DEFAULT_RATE_LIMIT
+      : { requests: input.requests, perMs: duration(`${where}.per`, input.per, '') };
+  const agentRateLimits: Record<string, RateLimit> = {};
+  for (const [agent, spec] of Object.entries(input.agents)) {
+    if (spec.rateLimit !== undefined) agentRateLimits[agent] = rate(`agents.${agent}.rateLimit`, spec.rateLimit);
+  }
+  return {
+    ...defaults,
+    agentExpiresInMs,
+    rateLimit: rate('defaults.rateLimit', input.defaults?.rateLimit),
+    agentRateLimits,
+  };
 }

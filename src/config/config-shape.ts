@@ -8,6 +8,7 @@ const slackId = z
   .string()
   .regex(/^[A-Z0-9][A-Z0-9_]{1,31}$/, 'must be a Slack id such as U024BE7LH or C0OPS');
 const durationText = z.string();
+const rateLimitShape = z.strictObject({ requests: z.int().min(1), per: durationText });
 const shape = z.strictObject({
   tools: z.array(z.custom<ToolDefinition>((t) => typeof t === 'object' && t !== null && 'name' in t)).min(1),
   agents: z.record(
@@ -20,6 +21,10 @@ const shape = z.strictObject({
         z.strictObject({ env: z.string().min(1) }),
       ]),
       expiresIn: durationText.optional(),
+      webhook: z
+        .strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }) })
+        .optional(),
+      rateLimit: rateLimitShape.optional(),
     }),
   ),
   groups: z.record(
@@ -78,6 +83,7 @@ const shape = z.strictObject({
           maxDepth: z.int().min(2).max(64).optional(),
         })
         .optional(),
+      rateLimit: rateLimitShape.optional(),
     })
     .optional(),
 });

@@ -9,10 +9,29 @@ export interface AgentInput {
   readonly tools: readonly string[];
   /** Slack channel id its cards are posted to. */
   readonly channel: string;
-  /** Shared HMAC secret: submissions are signed with it, decisions carry a receipt signed with it. */
+  /**
+   * Shared secret: the agent signs its requests to the gateway with it (HMAC), and Countersign signs
+   * this agent's webhooks with it. It cannot sign a decision: receipts are Countersign's own key.
+   */
   readonly secret: SecretSource;
   /** How long this agent's plans stay open when a submission does not say (default `defaults.expiresIn`). */
   readonly expiresIn?: string;
+  /** Where each of this agent's decisions is POSTed (signed, retried for hours); optional. */
+  readonly webhook?: { readonly url: string };
+  /** This agent's request rate at the gateway, per process (default `defaults.rateLimit`). */
+  readonly rateLimit?: RateLimitInput;
+}
+
+/** A request rate: `requests` per `per` (a duration such as `'1m'`). */
+export interface RateLimitInput {
+  readonly requests: number;
+  readonly per: string;
+}
+
+/** A request rate, resolved. */
+export interface RateLimit {
+  readonly requests: number;
+  readonly perMs: number;
 }
 
 /**
@@ -58,6 +77,8 @@ export interface DefaultsInput {
   /** A step reported `applying` this long without a result becomes `uncertain` (default `'15m'`). */
   readonly uncertainAfter?: string;
   readonly limits?: Partial<PlanLimits>;
+  /** Each agent's request rate at the gateway, per process (default 600 per minute). */
+  readonly rateLimit?: RateLimitInput;
 }
 
 export interface ConfigInput {
@@ -109,7 +130,18 @@ export interface CountersignConfig {
     readonly agentExpiresInMs: Readonly<Record<string, number>>;
     readonly maxExpiresInMs: number;
     readonly uncertainAfterMs: number;
+    /** The gateway's request rate for an agent without its own. */
+    readonly rateLimit: RateLimit;
+    /** Per agent, where the agent sets its own (`agents.<name>.rateLimit`). */
+    readonly agentRateLimits: Readonly<Record<string, RateLimit>>;
   };
   /** SHA-256 of the policy-relevant config (rules, tools and their hook sources): decisions record it. */
   readonly digest: string;
+}
+
+/** The gateway's request rate for `agent`: its own, else the default. */
+export function rateLimitOf(config: Pick<CountersignConfig, 'defaults'>, agent: string): RateLimit {
+  return Object.hasOwn(config.defaults.agentRateLimits, agent)
+    ? (config.defaults.agentRateLimits[agent] ?? config.defaults.rateLimit)
+    : config.defaults.rateLimit;
 }

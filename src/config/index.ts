@@ -4,6 +4,7 @@ export { rule } from '../pipeline/policy.ts';
 export { defineTool } from '../pipeline/tool.ts';
 export { ConfigError, isConfigError } from './config-error.ts';
 export type * from './config-types.ts';
+export { rateLimitOf } from './config-types.ts';
 export { defineConfig } from './define-config.ts';
 export { formatDuration, parseDuration } from './duration.ts';
 export { resolveSecret, type SecretSource } from './secret-source.ts';

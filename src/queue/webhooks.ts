@@ -38,6 +38,8 @@ export function createWebhookSink(options: {
   readonly connection: Redis;
   readonly prefix?: string;
   readonly webhookOf: WebhookOf;
+  /** The first retry's delay, doubling after (default 10 s: about eleven hours over 12 attempts). */
+  readonly retryDelayMs?: number;
 }): WebhookSink {
   const queue = new Queue(WEBHOOKS_QUEUE, { connection: options.connection, prefix: bullPrefix(options.prefix ?? 'cs') });
   return {
@@ -46,7 +48,13 @@ export function createWebhookSink(options: {
       await queue.add(
         'decision',
         { agent: decision.agent, runId: decision.runId },
-        { ...WEBHOOK_JOB_OPTIONS, jobId: webhookJobId(decision.runId) },
+        {
+          ...WEBHOOK_JOB_OPTIONS,
+          ...(options.retryDelayMs === undefined
+            ? {}
+            : { backoff: { type: 'exponential', delay: options.retryDelayMs } }),
+          jobId: webhookJobId(decision.runId),
+        },
       );
     },
     close: () => queue.close(),

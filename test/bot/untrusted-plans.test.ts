@@ -7,7 +7,7 @@ import { redisUrl } from '../helpers/redis.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
 import { freightConfig } from '../support/freight.ts';
 import { cardAtVersion, submittedValues } from '../support/freight-edits.ts';
-import { FREIGHT_SECRET } from '../support/intake-stack.ts';
+import { FREIGHT_SECRET } from '../support/stack.ts';
 import { actionIds, blockIds, visibleText } from '../support/slack-blocks.ts';
 import { FREIGHT_USERS, mrkdwnTexts, unescapedMarkup } from '../views/fixtures.ts';
 

@@ -87,7 +87,7 @@ describe('formatDuration', () => {
 
   it('refuses negative, fractional and non-finite values instead of writing nonsense', () => {
     for (const bad of [-5, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => formatDuration(bad)).toThrow(RangeError);
+      expect(() => formatDuration(bad)).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
     }
   });
 

@@ -102,6 +102,8 @@ export interface BotStackOptions {
   redisUrl?: string;
   /** Secrets of more agents than the freight one (their config must name them). */
   secrets?: Readonly<Record<string, string>>;
+  /** The first webhook retry's delay (tests make it short). */
+  webhookRetryDelayMs?: number;
 }
 
 export async function botStack(name: string, options: BotStackOptions = {}): Promise<BotStack> {
@@ -128,6 +130,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     port,
     logLevel: 'error',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.webhookRetryDelayMs === undefined ? {} : { webhookRetryDelayMs: options.webhookRetryDelayMs }),
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const client = new AgentClient({

@@ -7,12 +7,13 @@ import { FREIGHT_AGENT } from '../../examples/freight/plans.ts';
 import { DEFAULT_BOT_TOKEN } from '../../src/emulator/index.ts';
 import { startCountersign } from '../../src/main.ts';
 import { SIGNING_SECRET } from './bot-stack.ts';
-import { FREIGHT_SECRET } from './intake-stack.ts';
+import { FREIGHT_SECRET, testSigning } from './stack.ts';
 import { timersConfig } from './timers-config.ts';
 
 const countersign = await startCountersign({
   config: timersConfig,
   secrets: { [FREIGHT_AGENT]: FREIGHT_SECRET },
+  signing: testSigning,
   redisUrl: process.env.REDIS_URL ?? '',
   prefix: process.env.CS_PREFIX ?? '',
   slack: {
