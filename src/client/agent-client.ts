@@ -125,6 +125,8 @@ export type RunStatus = RunStatusBody;
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 const DETAIL_MAX = 2000;
+/** A long poll answered sooner than this was not held by the server. */
+const EARLY_ANSWER_MS = 500;
 /** The 409 body, read with what a server may add about the outcome already recorded. */
 const claimRefusalSchema = errorSchema.extend({
   error: errorSchema.shape.error.extend({ outcome: outcomeAnswerSchema.optional().catch(undefined) }),
@@ -255,11 +257,12 @@ export class AgentClient {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const deadline = performance.now() + timeoutMs;
     let lastError: unknown;
-    for (let failures = 0; ; ) {
+    for (let failures = 0, early = 0; ; ) {
       const remaining = deadline - performance.now();
       if (remaining <= 0) throw new DecisionTimeoutError(runId, timeoutMs, lastError);
       // The poll is cut at the deadline: its wait is whole seconds, the timeout need not be.
       const deadlineSignal = AbortSignal.timeout(Math.ceil(remaining));
+      const started = performance.now();
       try {
         const decision = await this.readDecision(
           runId,
@@ -268,6 +271,9 @@ export class AgentClient {
         );
         if (decision !== undefined) return decision;
         failures = 0;
+        // A server (or a proxy) that answers pending without waiting must not be polled in a tight loop.
+        early = performance.now() - started < EARLY_ANSWER_MS ? early + 1 : 0;
+        if (early > 0) await sleep(Math.min(backoffMs(early, this.retry), remaining), this.closing.signal);
       } catch (error) {
         if (deadlineSignal.aborted && !this.closing.signal.aborted) {
           throw new DecisionTimeoutError(runId, timeoutMs, lastError);
@@ -299,6 +305,7 @@ export class AgentClient {
       cursor: options.cursor,
       onError: this.onError,
       read: (after, signal) => this.readFeed(after, signal),
+      earlyAnswerMs: EARLY_ANSWER_MS,
       pause: (failures, signal) => sleep(backoffMs(failures, this.retry), this.closing.signal, signal),
     });
     this.consumers.add(consumer);

@@ -71,6 +71,8 @@ export interface FeedDeps {
   readonly onError: (error: unknown) => void;
   /** The n-th backoff (from 1); rejects with the signal's reason when stopped. */
   readonly pause: (failures: number, signal: AbortSignal) => Promise<void>;
+  /** An empty page answered sooner than this was not held by the server: pause before the next poll. */
+  readonly earlyAnswerMs: number;
 }
 
 /** How many handled run ids one consumer remembers to skip repeats. */
@@ -113,8 +115,17 @@ export function consumeDecisions(deps: FeedDeps): { stop: () => Promise<void> } 
 
   const run = async (): Promise<void> => {
     let cursor = deps.cursor === undefined ? undefined : await persist(() => deps.cursor!.load());
-    for (;;) {
+    for (let early = 0; ; ) {
+      const started = performance.now();
       const page = await persist(() => deps.read(cursor, signal));
+      const empty = page.decisions.length === 0 && performance.now() - started < deps.earlyAnswerMs;
+      early = empty ? early + 1 : 0;
+      if (early > 0) {
+        // A server (or a proxy) that answers without holding the poll must not be polled in a tight loop.
+        await deps.pause(early, signal).catch(() => {
+          throw new Stopped();
+        });
+      }
       for (const entry of page.decisions) {
         const { runId } = entry.decision;
         if (!handled.has(runId)) {

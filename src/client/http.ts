@@ -174,8 +174,15 @@ export class HttpTransport {
         headers,
         ...(request.body === undefined ? {} : { body }),
         signal: link.signal,
-        redirect: 'error', // a redirect would be followed unsigned, or signed for another path
+        redirect: 'manual', // a redirect would be followed signed for another path
       });
+      if (response.status >= 300 && response.status < 400) {
+        throw this.badResponse(
+          request,
+          response.status,
+          `redirected to ${response.headers.get('location') ?? '?'}: point the client's url where Countersign answers`,
+        );
+      }
       const text = await response.text();
       let parsed: unknown;
       if (text !== '') {

@@ -215,6 +215,35 @@ describe('submit', () => {
   });
 });
 
+describe('answers that are not the protocol’s', () => {
+  it('refuses a redirect (bad_response, naming where) instead of following it signed for another path', async () => {
+    server.fail({
+      match: () => true,
+      status: 302,
+      headers: { location: 'https://elsewhere.example/v1/runs' },
+    });
+    const error = await client()
+      .submit(plan)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'bad_response', status: 302 });
+    expect((error as Error).message).toContain('https://elsewhere.example/v1/runs');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('does not poll in a tight loop when pending is answered without waiting', async () => {
+    const agent = client({ retry: { baseDelayMs: 50, maxDelayMs: 100 } });
+    const { runId } = await agent.submit(plan);
+    server.fail(
+      { match: (_m, path) => path.endsWith('/decision'), status: 202, body: { runId, status: 'pending' } },
+      1000,
+    );
+    await expect(agent.waitForDecision(runId, { timeoutMs: 500 })).rejects.toMatchObject({
+      code: 'decision_timeout',
+    });
+    expect(server.requestsTo('GET', `/v1/runs/${runId}/decision`).length).toBeLessThan(12);
+  });
+});
+
 describe('waitForDecision', () => {
   it('long-polls until the decision is made, and answers one already made at once', async () => {
     const agent = client();

@@ -103,12 +103,13 @@ describe('onDecision', () => {
     expect(readFileSync(path, 'utf8').trim()).toBe(server.feed[1]!.cursor);
 
     const after = await decideRuns(2); // made while the agent was down
+    const pollsBefore = server.requestsTo('GET', '/v1/decisions').length;
     const second: string[] = [];
     const stopSecond = client().onDecision((d) => void second.push(d.runId), { cursor: fileCursor(path) });
     await until(() => second.length === 2, 'the next two');
     await stopSecond();
     expect(second).toEqual(after);
-    expect(server.requestsTo('GET', '/v1/decisions').at(-2)?.url).toBe(
+    expect(server.requestsTo('GET', '/v1/decisions')[pollsBefore]?.url).toBe(
       `/v1/decisions?after=${server.feed[1]!.cursor}&wait=60`,
     );
   });
@@ -170,6 +171,21 @@ describe('onDecision', () => {
     await stop();
     expect(performance.now() - started).toBeLessThan(500);
     expect(seen).toEqual([runId]);
+  });
+
+  it('does not poll in a tight loop when empty pages are answered without waiting', async () => {
+    server.fail(
+      {
+        match: (_m, path) => path === '/v1/decisions',
+        status: 200,
+        body: { decisions: [], cursor: 'c000000' },
+      },
+      1000,
+    );
+    const stop = client({ retry: { baseDelayMs: 50, maxDelayMs: 100 } }).onDecision(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stop();
+    expect(server.requestsTo('GET', '/v1/decisions').length).toBeLessThan(12);
   });
 
   it('is stopped by close(), which waits for a running handler to finish', async () => {
