@@ -1,3 +1,7 @@
+/**
+ * The agent's side of Countersign's HTTP API (docs/http-api.md): one class, `AgentClient`, over the
+ * transport (http.ts), the receipt keys (receipt-keys.ts) and the decision feed (decision-feed.ts).
+ */
 import {
   CountersignError,
   DEFAULT_LIMITS,
@@ -228,7 +232,12 @@ export class AgentClient {
     return { runId, status: accepted.status };
   }
 
-  /** The run as it stands now: status, version, steps with their approvals, who is awaited. */
+  /**
+   * The run as it stands now: status, version, steps with their approvals, who is awaited. For
+   * showing progress; act only on a decision. Throws `RequestError` `not_found` for a run that is
+   * not this agent's.
+   * @example const { status, awaiting } = await client.getRun(runId);
+   */
   async getRun(runId: string): Promise<RunStatus> {
     this.assertOpen();
     assertRunId(runId);
@@ -238,7 +247,10 @@ export class AgentClient {
     return this.read(request, answer, runStatusSchema);
   }
 
-  /** The run's decision if there is one yet, else undefined (no waiting). */
+  /**
+   * The run's decision if there is one yet, else undefined (no waiting).
+   * @example const decision = await client.getDecision(runId); // undefined while pending
+   */
   async getDecision(runId: string): Promise<Decision | undefined> {
     this.assertOpen();
     assertRunId(runId);
@@ -405,6 +417,7 @@ export class AgentClient {
   /**
    * Stops the decision consumers (running handlers finish), fails pending waits with
    * `ClientClosedError` and aborts requests in flight. Later calls throw `ClientClosedError`.
+   * @example process.once('SIGTERM', () => void client.close());
    */
   async close(): Promise<void> {
     if (this.closing.signal.aborted) return;
