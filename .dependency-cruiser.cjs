@@ -1,7 +1,8 @@
 /**
  * The module rules of docs/architecture.md, checked on every `npm test` (`npm run deps`):
  * bot, queue → approvals → pipeline; views → pipeline (and approvals' types and pure rules); the
- * pipeline does no I/O; the agent client needs no server module; no cycles.
+ * pipeline does no I/O; the agent client needs no server module (only the protocol and the
+ * pipeline); the protocol needs only the pipeline; no cycles.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const IO_PACKAGES =
@@ -23,7 +24,7 @@ module.exports = {
       severity: 'error',
       comment: 'src/pipeline does no I/O and imports nothing of ours but itself.',
       from: { path: '^src/pipeline/' },
-      to: { pathNot: ['^src/pipeline/', '^node_modules/(zod|microdiff)/'], dependencyTypesNot: ['core'] },
+      to: { pathNot: ['^src/pipeline/', '(^|/)node_modules/(zod|microdiff)/'], dependencyTypesNot: ['core'] },
     },
     {
       name: 'pipeline-no-node-io',
@@ -61,6 +62,38 @@ module.exports = {
       comment: 'Queues know approvals, not Slack.',
       from: { path: '^src/queue/' },
       to: { path: ['^src/bot/', '^views/'] },
+    },
+    {
+      name: 'client-needs-no-server',
+      severity: 'error',
+      comment:
+        'Agents hold no Redis credentials: the client speaks HTTP and imports none of the server, its queues or Slack.',
+      from: { path: '^src/client/' },
+      to: {
+        path: '^src/(approvals|bot|queue|gateway|config|emulator|devtools)/|^src/main\\.ts$|^views/|(^|/)node_modules/(ioredis|bullmq|@slack)',
+      },
+    },
+    {
+      name: 'client-imports-protocol-and-pipeline',
+      severity: 'error',
+      comment:
+        'What an agent runs is the client, the wire protocol and the pure pipeline (digests, receipts).',
+      from: { path: '^src/client/' },
+      to: {
+        pathNot: ['^src/(client|protocol|pipeline)/', '(^|/)node_modules/zod/'],
+        dependencyTypesNot: ['core'],
+      },
+    },
+    {
+      name: 'protocol-is-shared',
+      severity: 'error',
+      comment:
+        'The wire protocol is shared by the server and the client, so it may import only the pipeline.',
+      from: { path: '^src/protocol/' },
+      to: {
+        pathNot: ['^src/(protocol|pipeline)/', '(^|/)node_modules/zod/'],
+        dependencyTypesNot: ['core'],
+      },
     },
     {
       name: 'config-below-runtime',

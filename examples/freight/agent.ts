@@ -1,16 +1,22 @@
 /**
- * A sample freight agent: submits the plan for ticket #74991, waits for people to decide in Slack,
- * and executes what was approved — each step verified against the signed decision right before its
- * effect, and claimed with `reportOutcome('applying')` so it never runs twice.
+ * A sample freight agent: submits the plan for ticket #74991 to Countersign over HTTP, waits for
+ * people to decide in Slack, and executes what was approved — each step verified against
+ * Countersign's signed decision right before its effect, and claimed with
+ * `reportOutcome('applying')` so it never runs twice. It holds its secret, which only signs its
+ * requests, and no Redis credentials.
  *
- *   REDIS_URL=redis://127.0.0.1:6379 FREIGHT_AGENT_SECRET=… npx tsx examples/freight/agent.ts
- *
- * (`COUNTERSIGN_PREFIX` selects a key prefix other than `cs`, as the server was configured.)
+ *   COUNTERSIGN_URL=http://127.0.0.1:3000 FREIGHT_AGENT_SECRET=… npx tsx examples/freight/agent.ts
  *
  * Importing this file does nothing; `runFreightAgent` is what the demo and the tests call.
  */
 import { pathToFileURL } from 'node:url';
-import { AgentClient, type Decision, isDecisionTimeoutError } from '../../src/client/index.ts';
+import {
+  AgentClient,
+  type Decision,
+  isDecisionTimeoutError,
+  isRequestError,
+  isSubmissionError,
+} from '../../src/client/index.ts';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from './plans.ts';
 
 /** The executor's side of each tool. Here it prints; a real agent calls the freight systems. */
@@ -28,9 +34,9 @@ export interface FreightAgentOptions {
 
 /**
  * Submits the freight plan, awaits the decision and executes the approved steps. Returns the decision
- * and the ids of the steps it executed.
+ * and the ids of the steps it executed. A plan Countersign refuses throws `SubmissionError`.
  * @example
- * const client = new AgentClient({ redisUrl, agent: 'freight-ops', secret });
+ * const client = new AgentClient({ url: 'http://127.0.0.1:3000', agent: 'freight-ops', secret });
  * const { decision, executed } = await runFreightAgent(client);
  */
 export async function runFreightAgent(
@@ -38,13 +44,17 @@ export async function runFreightAgent(
   options: FreightAgentOptions = {},
 ): Promise<{ decision: Decision; executed: string[] }> {
   const log = options.log ?? console.log;
-  const { runId } = await client.submit({
+  const { runId, status } = await client.submit({
     summary: freightSummary,
     context: freightContext,
     steps: freightSteps.map((step) => ({ id: step.id, tool: step.tool, args: { ...step.args } })),
     expiresIn: '2h',
   });
-  log(`submitted run ${runId}; waiting for a decision in Slack…`);
+  log(
+    status === 'approved'
+      ? `submitted run ${runId}; approved by policy`
+      : `submitted run ${runId}; waiting for a decision in Slack…`,
+  );
   options.onSubmitted?.(runId);
 
   const decision = await client.waitForDecision(runId, { timeoutMs: options.timeoutMs ?? 3_600_000 });
@@ -58,13 +68,14 @@ export async function runFreightAgent(
   const executed: string[] = [];
   // The approved plan, which may differ from what was submitted: people can edit it.
   for (const step of decision.plan.steps) {
-    const check = client.verifyStep(decision, step);
+    const check = await client.verifyStep(decision, step);
     if (!check.ok) {
       log(`  ✗ ${step.id}: not executing (${check.reason}: ${check.message})`);
       break; // later steps may depend on this one
     }
     const claim = await client.reportOutcome(runId, step.id, { status: 'applying' });
     if (!claim.ok) {
+      // Claimed before (a second run of this agent), or the run is no longer approved: never run twice.
       log(`  ↷ ${step.id}: ${claim.message}`);
       continue;
     }
@@ -93,15 +104,15 @@ async function main(): Promise<void> {
     return;
   }
   const client = new AgentClient({
-    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    url: process.env.COUNTERSIGN_URL ?? 'http://127.0.0.1:3000',
     agent: FREIGHT_AGENT,
     secret,
-    ...(process.env.COUNTERSIGN_PREFIX ? { prefix: process.env.COUNTERSIGN_PREFIX } : {}),
   });
   try {
     await runFreightAgent(client);
   } catch (error) {
-    if (!isDecisionTimeoutError(error)) throw error;
+    // Refused, undecided in time, or Countersign unreachable: say so; anything else is a bug.
+    if (!isSubmissionError(error) && !isDecisionTimeoutError(error) && !isRequestError(error)) throw error;
     console.error(error.message);
     process.exitCode = 1;
   } finally {

@@ -1,287 +1,376 @@
-import { randomUUID } from 'node:crypto';
-import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
-import {
-  createKeys,
-  type Keys,
-  type OutcomeResult,
-  recordOutcome,
-  type StepOutcome,
-} from '../approvals/index.ts';
+/**
+ * The agent's side of Countersign's HTTP API (docs/http-api.md): one class, `AgentClient`, over the
+ * transport (http.ts), the receipt keys (receipt-keys.ts) and the decision feed (decision-feed.ts).
+ */
 import {
   CountersignError,
   DEFAULT_LIMITS,
   type Decision,
+  ID_PATTERN,
   type JsonObject,
+  keysFromJwks,
   type PlanLimits,
+  type ReceiptKeys,
   RUN_ID_PATTERN,
   type StepVerification,
-  signSubmission,
   verifyDecisionStep,
+  verifyReceipt,
 } from '../pipeline/index.ts';
-import { createRedisConnection } from '../queue/connection.ts';
-import { INTAKE_JOB_OPTIONS } from '../queue/intake.ts';
-import { bullPrefix, decisionsQueue, INTAKE_QUEUE, intakeJobId } from '../queue/names.ts';
-import { parseDecision } from './decision-schema.ts';
-import { ClientClosedError, DecisionTimeoutError, SubmissionError } from './errors.ts';
+import {
+  errorSchema,
+  feedSchema,
+  MAX_WAIT_SECONDS,
+  type OutcomeAnswer,
+  outcomeAnswerSchema,
+  PATHS,
+  pendingSchema,
+  type RunStatusBody,
+  runStatusSchema,
+  submitAcceptedSchema,
+  submitInvalidSchema,
+} from '../protocol/index.ts';
+import { type CursorStore, consumeDecisions, type DecisionHandler, type FeedPage } from './decision-feed.ts';
+import { ClientClosedError, DecisionTimeoutError, isRequestError, SubmissionError } from './errors.ts';
+import {
+  backoffMs,
+  DEFAULT_RETRY,
+  type HttpAnswer,
+  type HttpRequest,
+  HttpTransport,
+  type RetryPolicy,
+  sleep,
+} from './http.ts';
 import { buildPlanText, type SubmitInput } from './plan-input.ts';
+import {
+  jwksKeySource,
+  type PublicKeysInput,
+  pinnedKeySource,
+  pinnedReceiptKeys,
+  type ReceiptKeySource,
+} from './receipt-keys.ts';
 import { createRunIdGenerator } from './run-id.ts';
+import { parseDecision } from './wire-read.ts';
 
-type ConnectionChoice =
-  | { readonly redisUrl: string; readonly connection?: never }
-  /** Your own ioredis connection; the client leaves it open on `close()`. */
-  | { readonly connection: Redis; readonly redisUrl?: never };
-
-export type AgentClientOptions = ConnectionChoice & {
+export interface AgentClientOptions {
+  /**
+   * Countersign's base URL, e.g. `https://countersign.example.com`. A path prefix
+   * (`https://example.com/countersign`) is part of every signed path, so a proxy in front must pass
+   * paths on unchanged.
+   */
+  readonly url: string | URL;
   /** The agent's name in the Countersign config. */
   readonly agent: string;
-  /** The agent's HMAC secret: signs submissions and verifies decision receipts. */
+  /** The agent's secret from the same config: it signs requests, and nothing else. */
   readonly secret: string;
-  /** Countersign's key prefix (default `cs`). */
-  readonly prefix?: string;
-  /** Milliseconds since the epoch (default `Date.now`). */
+  /**
+   * Pin the keys that verify receipts (PEM public keys, `KeyObject`s, or a JWKS) instead of fetching
+   * `/.well-known/jwks.json`. Pinned keys must be updated when Countersign rotates its key.
+   */
+  readonly publicKeys?: PublicKeysInput;
+  /** The `fetch` to use (default: the global one). */
+  readonly fetch?: typeof globalThis.fetch;
+  /** Milliseconds since the epoch (default `Date.now`): request timestamps, run ids, `verifyStep`'s now. */
   readonly clock?: () => number;
   /** Limits for the local checks in `submit` (default: the server's defaults). */
   readonly limits?: Partial<PlanLimits>;
-  /** How often `waitForDecision` re-reads in case a notification was missed (default 2 s). */
-  readonly pollIntervalMs?: number;
-  /** A step reported `applying` this long without a result reads as `uncertain` (default 15 min, as the server's default). */
-  readonly uncertainAfterMs?: number;
-  /** Where background errors go (the decision consumer's connection, a failed handler). */
+  /** Retries of requests that got no answer, a 429 or a 5xx (default 5 attempts, 250 ms … 10 s). */
+  readonly retry?: Partial<RetryPolicy>;
+  /** One request's timeout, beyond a long poll's wait (default 30 s). */
+  readonly requestTimeoutMs?: number;
+  /** Where background errors go: a failed feed poll, a handler that threw, a cursor not saved. */
   readonly onError?: (error: unknown) => void;
-};
+}
 
 export interface WaitOptions {
   /** Give up after this long with a `DecisionTimeoutError` (default 10 minutes). */
   readonly timeoutMs?: number;
 }
 
-/** What `reportOutcome` answers. `already_claimed`: another dispatch claimed the step; do not run it. */
+export interface OnDecisionOptions {
+  /** Keeps the feed's position across restarts of the agent (e.g. `fileCursor(path)`); default: none. */
+  readonly cursor?: CursorStore;
+}
+
+/** A step's outcome as the server recorded it. */
+export type StepOutcome = OutcomeAnswer;
+
+/**
+ * What `reportOutcome` answers.
+ * - `already_claimed`: the step was claimed (`applying`) or finished before: do not run it.
+ *   `afterLostAnswer` says an earlier attempt of this same call got no answer and may have been
+ *   recorded, so the claim may be this call's own — still do not run the step: it stays `applying`,
+ *   turns `uncertain` and a person resolves it. Never both runs.
+ * - `not_approved`: the run is not approved (it was rejected, expired, or is still pending).
+ * - `not_found` / `unknown_step`: no such run for this agent / no such step in the approved plan.
+ */
 export type OutcomeReport =
   | { readonly ok: true; readonly outcome: StepOutcome }
   | {
       readonly ok: false;
-      readonly reason: Exclude<OutcomeResult['kind'], 'recorded'>;
+      readonly reason: 'already_claimed';
       readonly message: string;
+      readonly afterLostAnswer: boolean;
+      /** The recorded outcome, when the server says which. */
       readonly outcome?: StepOutcome;
+    }
+  | {
+      readonly ok: false;
+      readonly reason: 'not_approved' | 'not_found' | 'unknown_step';
+      readonly message: string;
     };
 
-export type DecisionHandler = (decision: Decision) => Promise<void>;
-
-interface Waiter {
-  readonly check: () => void;
-  readonly fail: (error: Error) => void;
+/** What `submit` answers: `approved` at once when every step was auto-approved by policy. */
+export interface Submitted {
+  readonly runId: string;
+  readonly status: 'pending' | 'approved';
 }
 
+export type RunStatus = RunStatusBody;
+
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+const DETAIL_MAX = 2000;
+/** A long poll answered sooner than this was not held by the server. */
+const EARLY_ANSWER_MS = 500;
+/** The 409 body, read with what a server may add about the outcome already recorded. */
+const claimRefusalSchema = errorSchema.extend({
+  error: errorSchema.shape.error.extend({ outcome: outcomeAnswerSchema.optional().catch(undefined) }),
+});
 
 /**
- * What an agent imports to submit plans to Countersign and act on the decisions (docs/architecture.md §11).
- * Submissions are HMAC-signed with the agent's secret; decisions carry a receipt signed the same way,
- * which `verifyStep` checks right before each effect.
+ * What an agent imports to submit plans to Countersign over HTTP and act on the decisions
+ * (docs/agent-client.md, docs/http-api.md). Requests are signed with the agent's secret; decisions
+ * carry Countersign's Ed25519 receipt, which `verifyStep` checks with Countersign's public keys right
+ * before each effect. The agent holds no Redis credentials and cannot mint a receipt.
  * @example
- * const client = new AgentClient({ redisUrl: 'redis://127.0.0.1:6379', agent: 'freight-ops', secret });
+ * const client = new AgentClient({ url: 'https://countersign.example.com', agent: 'freight-ops', secret });
  * const { runId } = await client.submit({ summary, context, steps, expiresIn: '2h' });
  * const decision = await client.waitForDecision(runId, { timeoutMs: 3_600_000 });
  * for (const step of decision.plan?.steps ?? []) {
- *   if (!client.verifyStep(decision, step).ok) break;
+ *   if (!(await client.verifyStep(decision, step)).ok) break;
  *   if ((await client.reportOutcome(runId, step.id, { status: 'applying' })).ok) await run(step);
  * }
  */
 export class AgentClient {
   readonly agent: string;
-  readonly keys: Keys;
-  private readonly secret: string;
-  private readonly redis: Redis;
-  private readonly ownsRedis: boolean;
-  private readonly redisUrl: string | undefined;
-  private readonly bullPrefix: string;
+  private readonly http: HttpTransport;
   private readonly clock: () => number;
   private readonly limits: PlanLimits;
-  private readonly pollIntervalMs: number;
+  private readonly retry: RetryPolicy;
   private readonly onError: (error: unknown) => void;
   private readonly nextRunId: () => string;
-  private readonly uncertainAfterMs: number;
-  private intake: Queue | undefined;
-  private subscriber: Promise<Redis> | undefined;
-  private readonly waiters = new Map<string, Set<Waiter>>();
-  private readonly consumers = new Set<{ worker: Worker; connection: Redis }>();
-  private closed = false;
+  private readonly keySource: ReceiptKeySource;
+  private readonly closing = new AbortController();
+  private readonly consumers = new Set<{ stop: () => Promise<void> }>();
 
   constructor(options: AgentClientOptions) {
     if (typeof options.secret !== 'string' || options.secret.length === 0) {
       throw new CountersignError('invalid_argument', 'AgentClient needs the agent’s secret');
     }
-    this.agent = options.agent;
-    this.secret = options.secret;
-    this.keys = createKeys(options.prefix);
-    this.bullPrefix = bullPrefix(this.keys.prefix);
-    if (options.connection !== undefined) {
-      this.redis = options.connection;
-      this.ownsRedis = false;
-      this.redisUrl = undefined;
-    } else {
-      this.redis = createRedisConnection(options.redisUrl, {
-        role: 'client',
-        name: `countersign-agent:${options.agent}`,
-      });
-      this.ownsRedis = true;
-      this.redisUrl = options.redisUrl;
+    if (typeof options.agent !== 'string' || !ID_PATTERN.test(options.agent)) {
+      throw new CountersignError('invalid_argument', `not an agent name: ${JSON.stringify(options.agent)}`);
     }
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== 'function') {
+      throw new CountersignError('invalid_argument', 'no fetch: use Node 20 or later, or pass `fetch`');
+    }
+    this.agent = options.agent;
     this.clock = options.clock ?? Date.now;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.pollIntervalMs = options.pollIntervalMs ?? 2000;
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.onError = options.onError ?? ((error) => console.error('countersign client:', error));
     this.nextRunId = createRunIdGenerator(this.clock);
-    this.uncertainAfterMs = options.uncertainAfterMs ?? 15 * 60_000;
+    try {
+      this.http = new HttpTransport({
+        url: String(options.url),
+        agent: options.agent,
+        secret: options.secret,
+        fetch: fetchImpl,
+        clock: this.clock,
+        retry: this.retry,
+        requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+        closed: this.closing.signal,
+      });
+    } catch (error) {
+      throw new CountersignError('invalid_argument', `url: ${(error as Error).message}`, { cause: error });
+    }
+    this.keySource =
+      options.publicKeys === undefined
+        ? jwksKeySource(() => this.fetchKeys())
+        : pinnedKeySource(pinnedReceiptKeys(options.publicKeys));
   }
 
   /**
-   * Checks the plan locally, signs it and queues it for intake. Throws `SubmissionError` (with
-   * diagnostics) for a plan the server would refuse at parse time; tools, arguments and policy are
-   * checked by the server, and an invalid plan comes back as an `invalid` decision.
-   * @example const { runId } = await client.submit({ steps: [{ tool: 'add_note', args: { … } }], expiresIn: '2h' });
+   * Checks the plan locally, then submits it (`POST /v1/runs`) and answers once Countersign has
+   * validated it: `pending` (waiting for people) or `approved` (every step auto-approved). Throws
+   * `SubmissionError` with diagnostics when the plan is refused — by the local parse checks before
+   * anything is sent, or by the server's validation (tools, arguments, policy; `checkedBy:
+   * 'server'`). Safe to retry: the same plan under the same run id answers as the first time;
+   * another plan under it throws `RequestError` `run_exists`.
+   * @example const { runId, status } = await client.submit({ steps: [{ tool: 'add_note', args: { … } }], expiresIn: '2h' });
    */
-  async submit(input: SubmitInput): Promise<{ runId: string }> {
+  async submit(input: SubmitInput): Promise<Submitted> {
     this.assertOpen();
-    const now = this.clock();
     const runId = input.runId ?? this.nextRunId();
-    const built = buildPlanText(input, { agent: this.agent, runId, now, limits: this.limits });
-    if (!built.ok) throw new SubmissionError(built.diagnostics);
-    const signed = signSubmission(
-      { agent: this.agent, runId, nonce: randomUUID(), issuedAt: now, plan: built.text },
-      this.secret,
-    );
-    this.intake ??= new Queue(INTAKE_QUEUE, { connection: this.redis, prefix: this.bullPrefix });
-    await this.intake.add('submit', signed, { ...INTAKE_JOB_OPTIONS, jobId: intakeJobId(runId, built.text) });
-    return { runId };
+    const built = buildPlanText(input, { agent: this.agent, runId, now: this.clock(), limits: this.limits });
+    if (!built.ok) throw new SubmissionError(built.diagnostics, { runId });
+    // One text for every attempt: the server's idempotency is on the exact body.
+    const request: HttpRequest = { method: 'POST', path: PATHS.runs, body: built.text };
+    const answer = await this.http.request(request);
+    if (answer.status === 422) {
+      const invalid = this.read(request, answer, submitInvalidSchema);
+      throw new SubmissionError(invalid.diagnostics as SubmissionError['diagnostics'], {
+        phase: invalid.phase,
+        checkedBy: 'server',
+        runId: invalid.runId ?? runId,
+      });
+    }
+    if (!isSuccess(answer)) throw this.http.refusal(request, answer);
+    const accepted = this.read(request, answer, submitAcceptedSchema);
+    if (accepted.runId !== runId) {
+      throw this.http.badResponse(request, answer.status, `it names run ${accepted.runId}, not ${runId}`);
+    }
+    return { runId, status: accepted.status };
   }
 
-  /** The run's decision if there is one yet (no waiting). */
+  /**
+   * The run as it stands now: status, version, steps with their approvals, who is awaited. For
+   * showing progress; act only on a decision. Throws `RequestError` `not_found` for a run that is
+   * not this agent's.
+   * @example const { status, awaiting } = await client.getRun(runId);
+   */
+  async getRun(runId: string): Promise<RunStatus> {
+    this.assertOpen();
+    assertRunId(runId);
+    const request: HttpRequest = { method: 'GET', path: PATHS.run(runId) };
+    const answer = await this.http.request(request);
+    if (answer.status !== 200) throw this.http.refusal(request, answer);
+    return this.read(request, answer, runStatusSchema);
+  }
+
+  /**
+   * The run's decision if there is one yet, else undefined (no waiting).
+   * @example const decision = await client.getDecision(runId); // undefined while pending
+   */
   async getDecision(runId: string): Promise<Decision | undefined> {
     this.assertOpen();
-    if (!RUN_ID_PATTERN.test(runId))
-      throw new CountersignError('invalid_argument', `not a run id: ${JSON.stringify(runId)}`);
-    const text = await this.redis.get(this.keys.forRun(runId).decision);
-    return text === null ? undefined : parseDecision(text);
+    assertRunId(runId);
+    return this.readDecision(runId, 0);
   }
 
   /**
-   * Resolves with the run's decision, whether it was made before or after this call: reads it, then
-   * waits for the service's notification, re-reading every `pollIntervalMs` in case one is missed.
-   * Rejects with `DecisionTimeoutError` after `timeoutMs`.
+   * Resolves with the run's decision, whether it was made before or after this call, by long polls
+   * of up to 60 s each. Rejects with `DecisionTimeoutError` after `timeoutMs` (the run stays open);
+   * a server that cannot be reached is tried again until then (each failure goes to `onError`).
+   * @example const decision = await client.waitForDecision(runId, { timeoutMs: 3_600_000 });
    */
   async waitForDecision(runId: string, options: WaitOptions = {}): Promise<Decision> {
-    const existing = await this.getDecision(runId);
-    if (existing !== undefined) return existing;
+    this.assertOpen();
+    assertRunId(runId);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    return new Promise<Decision>((resolve, reject) => {
-      let settled = false;
-      let reading = false;
-      const settle = (finish: () => void): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timeout);
-        clearInterval(poll);
-        const set = this.waiters.get(runId);
-        set?.delete(waiter);
-        if (set?.size === 0) this.waiters.delete(runId);
-        finish();
-      };
-      const check = (): void => {
-        if (settled || reading) return;
-        reading = true;
-        this.getDecision(runId)
-          .then((decision) => {
-            if (decision !== undefined) settle(() => resolve(decision));
-          })
-          .catch((error: unknown) => settle(() => reject(error)))
-          .finally(() => {
-            reading = false;
-          });
-      };
-      const waiter: Waiter = { check, fail: (error) => settle(() => reject(error)) };
-      const timeout = setTimeout(
-        () => settle(() => reject(new DecisionTimeoutError(runId, timeoutMs))),
-        timeoutMs,
-      );
-      const poll = setInterval(check, this.pollIntervalMs);
-      const set = this.waiters.get(runId) ?? new Set<Waiter>();
-      set.add(waiter);
-      this.waiters.set(runId, set);
-      // Once subscribed, read again: a decision committed between the first read and the subscription
-      // published its notification to nobody.
-      this.subscribe().then(check, (error: unknown) => this.onError(error));
-    });
+    const deadline = performance.now() + timeoutMs;
+    let lastError: unknown;
+    for (let failures = 0, early = 0; ; ) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) throw new DecisionTimeoutError(runId, timeoutMs, lastError);
+      // The poll is cut at the deadline: its wait is whole seconds, the timeout need not be.
+      const deadlineSignal = AbortSignal.timeout(Math.ceil(remaining));
+      const started = performance.now();
+      try {
+        const decision = await this.readDecision(
+          runId,
+          Math.min(MAX_WAIT_SECONDS, Math.ceil(remaining / 1000)),
+          deadlineSignal,
+        );
+        if (decision !== undefined) return decision;
+        failures = 0;
+        // A server (or a proxy) that answers pending without waiting must not be polled in a tight loop.
+        early = performance.now() - started < EARLY_ANSWER_MS ? early + 1 : 0;
+        if (early > 0) await sleep(Math.min(backoffMs(early, this.retry), remaining), this.closing.signal);
+      } catch (error) {
+        if (deadlineSignal.aborted && !this.closing.signal.aborted) {
+          throw new DecisionTimeoutError(runId, timeoutMs, lastError);
+        }
+        if (!isRequestError(error) || !error.retriable) throw error;
+        lastError = error;
+        this.onError(error);
+        failures++;
+        const pause = Math.min(backoffMs(failures, this.retry), Math.max(0, deadline - performance.now()));
+        await sleep(pause, this.closing.signal);
+      }
+    }
   }
 
   /**
-   * Consumes this agent's decisions durably: a BullMQ worker on `decisions-<agent>`. At least once —
-   * a handler that throws (or a process that dies) gets the decision again — so make the handler
-   * idempotent; `reportOutcome(…, 'applying')` claims each step exactly once. Returns `stop`.
-   * @example const stop = client.onDecision(async (decision) => { await execute(decision); });
+   * Consumes this agent's decision feed (`GET /v1/decisions`), oldest first, by long polls. At least
+   * once: a handler that throws gets the same decision again with backoff (and the ones after it
+   * wait), and the feed may repeat a decision after a server crash; within one consumer a run's
+   * decision is handled once. With a `cursor` store the consumer resumes where it stopped across
+   * restarts (`fileCursor(path)`); without one it starts from the oldest decision the server keeps.
+   * Claim each step with `reportOutcome('applying')` and a decision seen twice never runs a step
+   * twice. Returns `stop()`, which resolves once a running handler has finished.
+   * @example const stop = client.onDecision(async (decision) => { await execute(decision); }, { cursor: fileCursor('decisions.cursor') });
    */
-  onDecision(handler: DecisionHandler, options: { readonly concurrency?: number } = {}): () => Promise<void> {
+  onDecision(handler: DecisionHandler, options: OnDecisionOptions = {}): () => Promise<void> {
     this.assertOpen();
-    const connection =
-      this.redisUrl === undefined
-        ? this.redis.duplicate({ maxRetriesPerRequest: null })
-        : createRedisConnection(this.redisUrl, {
-            role: 'worker',
-            name: `countersign-agent:${this.agent}:decisions`,
-          });
-    const worker = new Worker(
-      decisionsQueue(this.agent),
-      async (job: Job) => {
-        let decision: Decision;
-        try {
-          decision = parseDecision(job.data);
-        } catch (error) {
-          throw new UnrecoverableError(
-            `not a decision: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-        await handler(decision);
-      },
-      { connection, prefix: this.bullPrefix, concurrency: options.concurrency ?? 1 },
-    );
-    worker.on('error', (error) => this.onError(error));
-    worker.on('failed', (job, error) =>
-      this.onError(new Error(`decision job ${job?.id ?? '?'}: ${error.message}`)),
-    );
-    const consumer = { worker, connection };
+    const consumer = consumeDecisions({
+      handler,
+      cursor: options.cursor,
+      onError: this.onError,
+      read: (after, signal) => this.readFeed(after, signal),
+      earlyAnswerMs: EARLY_ANSWER_MS,
+      pause: (failures, signal) => sleep(backoffMs(failures, this.retry), this.closing.signal, signal),
+    });
     this.consumers.add(consumer);
     let stopping: Promise<void> | undefined;
     return () => {
-      stopping ??= (async () => {
-        this.consumers.delete(consumer);
-        await worker.close();
-        await connection.quit();
-      })();
+      stopping ??= consumer.stop().finally(() => this.consumers.delete(consumer));
       return stopping;
     };
   }
 
   /**
-   * The gate in front of an effect: the receipt verifies with this agent's secret, the run was
-   * approved, the approval has not expired, and `step` (its tool and args, about to run) is exactly
-   * the approved step. `now` defaults to the client's clock.
+   * The gate in front of an effect; call it right before executing `step`, with the exact tool and
+   * args about to run. Checks that the receipt is Countersign's signature (with the pinned keys, or
+   * the JWKS — fetched on first use, and again when a receipt names a key it does not list, as after
+   * a rotation), that the decision is this agent's, that the run was approved and has not expired,
+   * that the plan matches its digest, and that `step` is exactly the approved step. Asynchronous
+   * because the keys may have to be fetched; throws `RequestError` only when they cannot be.
    * @example
-   * const check = client.verifyStep(decision, step);
+   * const check = await client.verifyStep(decision, step);
    * if (!check.ok) throw new Error(`not running ${step.id}: ${check.message}`);
    */
-  verifyStep(
+  async verifyStep(
     decision: Decision,
     step: { readonly id: string; readonly tool: string; readonly args: JsonObject },
     options: { readonly now?: number } = {},
-  ): StepVerification {
-    return verifyDecisionStep(decision, step, this.secret, options.now ?? this.clock());
+  ): Promise<StepVerification> {
+    this.assertOpen();
+    let keys = await this.keySource.keys();
+    const receipt = verifyReceipt(decision, keys);
+    if (!receipt.ok && receipt.reason === 'unknown_kid') {
+      keys = (await this.keySource.refreshForUnknownKid()) ?? keys;
+    }
+    const check = verifyDecisionStep(decision, step, keys, options.now ?? this.clock());
+    if (check.ok && (decision.agent !== this.agent || decision.plan?.agent !== this.agent)) {
+      // Countersign's keys sign every agent's decisions: one approved for another agent approves nothing here.
+      return {
+        ok: false,
+        reason: 'not_approved',
+        message: `the decision is for agent ${JSON.stringify(decision.agent)}: it approves nothing for ${JSON.stringify(this.agent)}`,
+      };
+    }
+    return check;
   }
 
   /**
    * Reports a step's outcome. Report `applying` right before the effect: it claims the step, and a
-   * second claim (a redelivered decision, a second executor) answers `already_claimed` — do not run
-   * the step then. A step left `applying` is shown as `uncertain` and never dispatched again.
+   * second claim (a decision delivered again, a second executor) answers `already_claimed` — do not
+   * run the step then. Then report `applied` or `failed` (with `detail`, cut to 2,000 characters).
+   * A step left `applying` reads as `uncertain` after the server's `uncertainAfter` and is never
+   * dispatched again; a person decides.
+   * @example
+   * const claim = await client.reportOutcome(runId, step.id, { status: 'applying' });
+   * if (!claim.ok) return; // someone else has it, or it is finished: never run twice
    */
   async reportOutcome(
     runId: string,
@@ -289,73 +378,135 @@ export class AgentClient {
     report: { readonly status: 'applying' | 'applied' | 'failed'; readonly detail?: string },
   ): Promise<OutcomeReport> {
     this.assertOpen();
-    const result = await recordOutcome(
-      this.redis,
-      this.keys,
-      { runId, stepId, ...report },
-      {
-        clock: this.clock,
-        uncertainAfterMs: this.uncertainAfterMs,
-      },
-    );
-    switch (result.kind) {
-      case 'recorded':
-        return { ok: true, outcome: result.outcome };
-      case 'already_claimed':
-        return {
-          ok: false,
-          reason: 'already_claimed',
-          message: `step ${stepId} is already ${result.outcome.status}: do not run it again`,
-          outcome: result.outcome,
-        };
-      case 'not_approved':
-        return {
-          ok: false,
-          reason: 'not_approved',
-          message: `run ${runId} is ${result.status}, not approved`,
-        };
-      case 'unknown_step':
-        return { ok: false, reason: 'unknown_step', message: `run ${runId} has no step ${stepId}` };
-      case 'not_found':
-        return { ok: false, reason: 'not_found', message: `there is no run ${runId}` };
+    assertRunId(runId);
+    if (!ID_PATTERN.test(stepId)) {
+      throw new CountersignError('invalid_argument', `not a step id: ${JSON.stringify(stepId)}`);
     }
+    const body = {
+      status: report.status,
+      ...(report.detail === undefined ? {} : { detail: report.detail.slice(0, DETAIL_MAX) }),
+    };
+    const request: HttpRequest = {
+      method: 'POST',
+      path: PATHS.outcome(runId, stepId),
+      body: JSON.stringify(body),
+    };
+    const answer = await this.http.request(request);
+    if (isSuccess(answer)) return { ok: true, outcome: this.read(request, answer, outcomeAnswerSchema) };
+    const refusal = claimRefusalSchema.safeParse(answer.body);
+    const code = refusal.success ? refusal.data.error.code : undefined;
+    if (answer.status === 409 && refusal.success && code === 'already_claimed') {
+      const { message, outcome } = refusal.data.error;
+      return {
+        ok: false,
+        reason: 'already_claimed',
+        message: answer.afterLostAnswer
+          ? `${message} (an earlier attempt of this report got no answer: the claim may be its own; the step is left for a person, as uncertain)`
+          : message,
+        afterLostAnswer: answer.afterLostAnswer,
+        ...(outcome === undefined ? {} : { outcome }),
+      };
+    }
+    if (answer.status === 409 && refusal.success && code === 'not_approved') {
+      return { ok: false, reason: 'not_approved', message: refusal.data.error.message };
+    }
+    if (answer.status === 404) return this.notFound(runId, stepId);
+    throw this.http.refusal(request, answer);
   }
 
-  /** Stops the decision consumers (letting active handlers finish), fails pending waits, closes connections. */
+  /**
+   * Stops the decision consumers (running handlers finish), fails pending waits with
+   * `ClientClosedError` and aborts requests in flight. Later calls throw `ClientClosedError`.
+   * @example process.once('SIGTERM', () => void client.close());
+   */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const waiters of [...this.waiters.values()])
-      for (const waiter of [...waiters]) waiter.fail(new ClientClosedError());
-    const consumers = [...this.consumers];
+    if (this.closing.signal.aborted) return;
+    this.closing.abort(new ClientClosedError());
+    await Promise.all([...this.consumers].map((consumer) => consumer.stop()));
     this.consumers.clear();
-    await Promise.all(
-      consumers.map(async ({ worker, connection }) => {
-        await worker.close();
-        await connection.quit();
-      }),
-    );
-    await this.intake?.close();
-    const subscriber = await this.subscriber?.catch(() => undefined);
-    await subscriber?.quit().catch(() => subscriber.disconnect());
-    if (this.ownsRedis) await this.redis.quit();
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new ClientClosedError();
+    if (this.closing.signal.aborted) throw new ClientClosedError();
   }
 
-  /** One subscriber connection per client, on this agent's `decided` channel. */
-  private subscribe(): Promise<Redis> {
-    this.subscriber ??= (async () => {
-      const subscriber = this.redis.duplicate();
-      subscriber.on('error', (error) => this.onError(error));
-      subscriber.on('message', (_channel: string, runId: string) => {
-        for (const waiter of this.waiters.get(runId) ?? []) waiter.check();
-      });
-      await subscriber.subscribe(this.keys.decided(this.agent));
-      return subscriber;
-    })();
-    return this.subscriber;
+  /** One read of the decision: the decision, or undefined while the run is pending after `wait`. */
+  private async readDecision(
+    runId: string,
+    waitSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<Decision | undefined> {
+    const request: HttpRequest = {
+      method: 'GET',
+      path: PATHS.decision(runId, waitSeconds),
+      waitSeconds,
+      ...(signal === undefined ? {} : { signal }),
+    };
+    const answer = await this.http.request(request);
+    if (answer.status === 200) return this.read(request, answer, { parse: parseDecision });
+    if (answer.status === 202) {
+      this.read(request, answer, pendingSchema);
+      return undefined;
+    }
+    throw this.http.refusal(request, answer);
+  }
+
+  private async readFeed(after: string | undefined, signal: AbortSignal): Promise<FeedPage> {
+    const request: HttpRequest = {
+      method: 'GET',
+      path: PATHS.decisions(after, MAX_WAIT_SECONDS),
+      waitSeconds: MAX_WAIT_SECONDS,
+      signal,
+    };
+    const answer = await this.http.request(request);
+    if (answer.status !== 200) throw this.http.refusal(request, answer);
+    const page = this.read(request, answer, feedSchema);
+    return {
+      cursor: page.cursor,
+      decisions: page.decisions.map((entry) => ({
+        cursor: entry.cursor,
+        decision: entry.decision as Decision,
+      })),
+    };
+  }
+
+  private async fetchKeys(): Promise<ReceiptKeys> {
+    const request: HttpRequest = { method: 'GET', path: PATHS.jwks, signed: false };
+    const answer = await this.http.request(request);
+    if (answer.status !== 200) throw this.http.refusal(request, answer);
+    const read = keysFromJwks(answer.body);
+    if (!read.ok) throw this.http.badResponse(request, answer.status, `JWKS: ${read.message}`);
+    return read.keys;
+  }
+
+  /** A 404 on an outcome: the run is unknown, or only the step is (the run answers). */
+  private async notFound(runId: string, stepId: string): Promise<OutcomeReport> {
+    const run = await this.getRun(runId).catch((error: unknown) => {
+      if (isRequestError(error) && error.code === 'not_found') return undefined;
+      throw error;
+    });
+    return run === undefined
+      ? { ok: false, reason: 'not_found', message: `there is no run ${runId} for agent ${this.agent}` }
+      : { ok: false, reason: 'unknown_step', message: `run ${runId} has no step ${stepId}` };
+  }
+
+  /** The body read with `schema`, or a `bad_response` error naming what is wrong. */
+  private read<T>(request: HttpRequest, answer: HttpAnswer, schema: { parse(value: unknown): T }): T {
+    try {
+      return schema.parse(answer.body);
+    } catch (error) {
+      const detail = error instanceof Error ? error.message.slice(0, 500) : String(error);
+      throw this.http.badResponse(request, answer.status, detail);
+    }
+  }
+}
+
+function isSuccess(answer: HttpAnswer): boolean {
+  return answer.status >= 200 && answer.status < 300;
+}
+
+function assertRunId(runId: string): void {
+  if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) {
+    throw new CountersignError('invalid_argument', `not a run id: ${JSON.stringify(runId)}`);
   }
 }

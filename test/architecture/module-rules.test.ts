@@ -48,6 +48,10 @@ describe('the module rules', () => {
         "import { Redis } from 'ioredis';\nimport { readFileSync } from 'node:fs';\nimport { service } from '../approvals/service.ts';\nexport const validate = [Redis, readFileSync, service];\n",
       'views/card.ts':
         "import { service } from '../src/approvals/service.ts';\nimport { Queue } from 'bullmq';\nexport const card = [service, Queue];\n",
+      'src/client/agent-client.ts':
+        "import { Redis } from 'ioredis';\nimport { worker } from '../queue/worker.ts';\nexport const client = [Redis, worker];\n",
+      'src/protocol/wire.ts':
+        "import { service } from '../approvals/service.ts';\nexport const wire = service;\n",
       'src/approvals/a.ts': "import { b } from './b.ts';\nexport const a = () => b;\n",
       'src/approvals/b.ts': "import { a } from './a.ts';\nexport const b = () => a;\n",
     };
@@ -66,6 +70,10 @@ describe('the module rules', () => {
       'queue-below-bot: src/queue/worker.ts → src/bot/app.ts',
       'views-are-pure: views/card.ts → src/approvals/service.ts',
       'views-are-pure: views/card.ts → ',
+      'client-needs-no-server: src/client/agent-client.ts → src/queue/worker.ts',
+      'client-needs-no-server: src/client/agent-client.ts → ',
+      'client-imports-protocol-and-pipeline: src/client/agent-client.ts → src/queue/worker.ts',
+      'protocol-is-shared: src/protocol/wire.ts → src/approvals/service.ts',
       'no-cycles: src/approvals/a.ts → ',
     ]) {
       expect(result.output).toContain(rule);

@@ -1,300 +1,421 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
-import { type Decision, isSubmissionError, type SubmissionError } from '../../src/client/index.ts';
+/**
+ * AgentClient over HTTP, against a stand-in server that checks every signature with the protocol's
+ * own verifier: signing, submit's answers, retries, long polls, outcomes and close.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
 import {
-  type JsonObject,
-  planDigest,
-  type StepVerification,
-  stepDigest,
-  verifySubmission,
-} from '../../src/pipeline/index.ts';
-import { decisionsQueue, INTAKE_QUEUE, intakeJobId } from '../../src/queue/index.ts';
-import { eventually, FREIGHT_SECRET, type IntakeStack, intakeStack } from '../support/intake-stack.ts';
+  AgentClient,
+  type AgentClientOptions,
+  isClientClosedError,
+  isDecisionTimeoutError,
+  isRequestError,
+  isSubmissionError,
+  type SubmissionError,
+} from '../../src/client/index.ts';
+import { requestSignature } from '../../src/protocol/index.ts';
+import { AGENT, type FakeCountersign, SECRET, startFakeCountersign } from './fake-countersign.ts';
 
 const steps = freightSteps.map((step) => ({ ...step, args: { ...step.args } }));
 const plan = { summary: freightSummary, context: freightContext, steps, expiresIn: '2h' };
 
-let stack: IntakeStack;
-beforeAll(() => {
-  stack = intakeStack('client');
-  stack.startWorker();
+let server: FakeCountersign;
+const clients: AgentClient[] = [];
+const errors: unknown[] = [];
+
+function client(options: Partial<AgentClientOptions> = {}): AgentClient {
+  const created = new AgentClient({
+    url: server.url,
+    agent: AGENT,
+    secret: SECRET,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    onError: (error) => errors.push(error),
+    ...options,
+  });
+  clients.push(created);
+  return created;
+}
+
+beforeEach(async () => {
+  server = await startFakeCountersign();
+  errors.length = 0;
 });
-afterAll(() => stack.cleanup());
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await server.close();
+});
 
-/** Submits the freight plan and waits until intake stored v1. */
-async function submitted(client = stack.client()) {
-  const { runId } = await client.submit(plan);
-  const run = await eventually(() => stack.service.getRun(runId), 10_000, `run ${runId} stored`);
-  return { client, runId, run };
-}
-
-/** The freight plan submitted and approved by an operator (s2 and s3 are operators' to approve). */
-async function approvedRun() {
-  const { client, runId } = await submitted();
-  const approval = await stack.service.approve({ runId, version: 1, userId: 'U0OP1' });
-  expect(approval.kind).toBe('approved');
-  return { client, runId };
-}
-
-describe('AgentClient end to end (no Slack)', () => {
-  it('submits the freight plan, intake stores v1, and the operator’s approval reaches waitForDecision with the approved digests', async () => {
-    // Polling effectively off: the decision must arrive through the service's notification.
-    const { client, runId, run } = await submitted(stack.client({ pollIntervalMs: 60_000 }));
-    expect(run).toMatchObject({ status: 'pending', version: 1, agent: FREIGHT_AGENT });
-    expect(run.awaiting.map((step) => step.stepId)).toEqual(['s2', 's3']);
-
-    const waiting = client.waitForDecision(runId, { timeoutMs: 5_000 });
-    await new Promise((resolve) => setTimeout(resolve, 50)); // waiting before the decision exists
-    await stack.service.approve({ runId, version: 1, userId: 'U0OP1' });
-    const decision = await waiting;
-
-    expect(decision).toMatchObject({
-      runId,
-      agent: FREIGHT_AGENT,
-      status: 'approved',
-      version: 1,
-      decidedBy: 'U0OP1',
-    });
-    expect(decision.plan?.digest).toBe(planDigest(decision.plan!));
-    expect(decision.plan?.digest).toBe(run.current.plan.digest);
-    expect(decision.plan?.steps.map((step) => [step.id, step.digest])).toEqual(
-      steps.map((step) => [step.id, stepDigest(step)]),
+describe('request signing', () => {
+  it('signs every request with the agent’s secret over method, path with query and raw body', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    await agent.getDecision(runId);
+    const [post] = server.requestsTo('POST', '/v1/runs');
+    const [get] = server.requestsTo('GET', `/v1/runs/${runId}/decision`);
+    for (const request of [post!, get!]) {
+      expect(request.auth).toEqual({ ok: true, agent: AGENT });
+      expect(request.headers['x-countersign-agent']).toBe(AGENT);
+      expect(request.headers['x-countersign-timestamp']).toMatch(/^\d{10}$/);
+    }
+    // The query is part of what is signed.
+    expect(get!.url).toBe(`/v1/runs/${runId}/decision?wait=0`);
+    expect(get!.headers['x-countersign-signature']).toBe(
+      requestSignature(SECRET, {
+        timestamp: String(get!.headers['x-countersign-timestamp']),
+        method: 'GET',
+        pathWithQuery: get!.url,
+        body: '',
+      }),
     );
-    expect(decision.plan?.steps.find((step) => step.id === 's2')?.approvals.map((a) => a.userId)).toEqual([
-      'U0OP1',
-    ]);
-    for (const step of steps) expect(client.verifyStep(decision, step)).toMatchObject({ ok: true });
+    expect(JSON.parse(post!.body)).toMatchObject({ runId, agent: AGENT, expiresIn: '2h', steps });
   });
 
-  it('returns a decision that already exists at once', async () => {
-    const { client, runId } = await approvedRun();
-    const started = performance.now();
-    const decision = await client.waitForDecision(runId, { timeoutMs: 50 });
-    expect(decision.status).toBe('approved');
-    expect(performance.now() - started).toBeLessThan(50);
+  it('signs with the injected clock: a clock 10 minutes off is refused as unauthorized, not retried', async () => {
+    const agent = client({ clock: () => Date.now() - 10 * 60_000 });
+    const error = await agent.submit(plan).catch((e: unknown) => e);
+    expect(isRequestError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'unauthorized', status: 401 });
+    expect((error as Error).message).toContain('check the agent name, its secret and the clock');
+    expect(server.requestsTo('POST', '/v1/runs')).toHaveLength(1);
   });
 
-  it('finds a decision by polling when no notification comes', async () => {
-    const { runId } = await approvedRun();
-    const client = stack.client({ pollIntervalMs: 50 });
-    const copyId = `${runId}-copy`;
-    const waiting = client.waitForDecision(copyId, { timeoutMs: 5_000 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // Written without a PUBLISH: only the polling fallback can see it.
-    const text = await stack.redis.get(stack.service.keys.forRun(runId).decision);
-    await stack.redis.set(stack.service.keys.forRun(copyId).decision, text ?? '');
-    await expect(waiting).resolves.toMatchObject({ runId, status: 'approved' });
+  it('refuses a wrong secret with a RequestError (unauthorized) and sends the secret nowhere', async () => {
+    const error = await client({ secret: 'not-the-secret-0123456789' })
+      .submit(plan)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'unauthorized', status: 401 });
+    const sent = JSON.stringify(server.requests);
+    expect(sent).not.toContain('not-the-secret');
   });
 
-  it('times out with a DecisionTimeoutError naming the run', async () => {
-    const { client, runId } = await submitted();
-    const error = await client.waitForDecision(runId, { timeoutMs: 100 }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'decision_timeout', runId, timeoutMs: 100 });
+  it('signs a path prefix of the base URL as part of the path', async () => {
+    const agent = client({ url: `${server.url}/countersign/` });
+    await agent.getDecision('run-1').catch(() => undefined);
+    expect(server.requests.at(-1)?.url).toBe('/countersign/v1/runs/run-1/decision?wait=0');
+    expect(server.requests.at(-1)?.auth).toMatchObject({ ok: true });
+  });
+});
+
+describe('submit', () => {
+  it('answers pending with a fresh UUIDv7 run id, or approved when policy approved every step', async () => {
+    expect(await client().submit(plan)).toEqual({
+      runId: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      status: 'pending',
+    });
+    await server.close();
+    server = await startFakeCountersign({ autoApprove: true });
+    expect(await client().submit({ ...plan, runId: 'auto-1' })).toEqual({
+      runId: 'auto-1',
+      status: 'approved',
+    });
   });
 
-  it('throws a SubmissionError with diagnostics and sends nothing for a plan that fails the local checks', async () => {
-    const client = stack.client();
-    const intakeJobs = () =>
-      stack.queue(INTAKE_QUEUE).getJobCountByTypes('wait', 'active', 'completed', 'failed');
-    const before = await intakeJobs();
-    const error = await client
+  it('throws the server’s refusal (422) as a SubmissionError with its phase and diagnostics', async () => {
+    await server.close();
+    server = await startFakeCountersign({
+      invalid: () => ({
+        phase: 'resolve',
+        diagnostics: [
+          { phase: 'resolve', code: 'unknown_tool', stepId: 's2', message: 'there is no tool rebook' },
+        ],
+      }),
+    });
+    const error = await client()
+      .submit({ ...plan, runId: 'invalid-1' })
+      .catch((e: unknown) => e);
+    expect(isSubmissionError(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: 'invalid_submission',
+      checkedBy: 'server',
+      phase: 'resolve',
+      runId: 'invalid-1',
+      diagnostics: [{ code: 'unknown_tool', stepId: 's2' }],
+    });
+  });
+
+  it('throws a SubmissionError and sends nothing for a plan that fails the local checks', async () => {
+    const error = await client()
       .submit({ steps: [{ tool: 'issue_refund', args: { invoice_id: 'in_1', amount: 14.99 } }] })
       .catch((e: unknown) => e);
     expect(isSubmissionError(error)).toBe(true);
+    expect(error).toMatchObject({ checkedBy: 'client', phase: 'parse' });
     expect((error as SubmissionError).diagnostics.map((d) => d.code)).toEqual(['non_integer_number']);
-    expect(await intakeJobs()).toBe(before);
+    expect(server.requests).toHaveLength(0);
   });
 
-  it('signs the envelope it queues: the server verifies it with the agent’s secret and no other', async () => {
-    const client = stack.client();
-    const runId = 'signed-round-trip-1';
-    const { runId: returned } = await client.submit({ ...plan, runId });
-    expect(returned).toBe(runId);
-    const jobs = await stack.queue(INTAKE_QUEUE).getJobs(['wait', 'active', 'completed']);
-    const job = jobs.find((candidate) => candidate.data.body.runId === runId);
-    expect(job?.id).toBe(intakeJobId(runId, job?.data.body.plan));
-    expect(verifySubmission(job?.data, FREIGHT_SECRET)).toBe(true);
-    expect(verifySubmission(job?.data, 'another-secret-0123456789')).toBe(false);
-    expect(JSON.parse(job?.data.body.plan)).toMatchObject({ runId, agent: FREIGHT_AGENT, steps });
+  it('answers the same plan under the same run id as the first time, and refuses another plan there (run_exists)', async () => {
+    const agent = client();
+    const first = await agent.submit({ ...plan, runId: 'same-1' });
+    expect(await agent.submit({ ...plan, runId: 'same-1' })).toEqual(first);
+    const error = await agent
+      .submit({ ...plan, runId: 'same-1', summary: 'something else' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'RequestError', code: 'run_exists', status: 409 });
+  });
+
+  it('retries a 503 and a dropped connection with the same body and run id, then succeeds', async () => {
+    server.fail({ match: (method) => method === 'POST', status: 503 });
+    server.fail({ match: (method) => method === 'POST', drop: true });
+    const { runId, status } = await client().submit(plan);
+    expect(status).toBe('pending');
+    const posts = server.requestsTo('POST', '/v1/runs');
+    expect(posts).toHaveLength(3);
+    expect(new Set(posts.map((p) => p.body)).size).toBe(1);
+    expect(JSON.parse(posts[0]!.body).runId).toBe(runId);
+    expect(posts.every((p) => p.auth?.ok)).toBe(true);
+  });
+
+  it('gets the first answer again when the answer to an accepted plan was lost', async () => {
+    server.fail({ match: (method) => method === 'POST', afterHandling: true, status: 502 });
+    expect(await client().submit({ ...plan, runId: 'lost-1' })).toEqual({
+      runId: 'lost-1',
+      status: 'pending',
+    });
+    expect(server.requestsTo('POST', '/v1/runs')).toHaveLength(2);
+  });
+
+  it('waits as long as a 429’s Retry-After says before trying again', async () => {
+    server.fail({
+      match: (method) => method === 'POST',
+      status: 429,
+      headers: { 'retry-after': '1' },
+      body: { error: { code: 'rate_limited', message: 'slow down' } },
+    });
+    const started = performance.now();
+    await client().submit(plan);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(990);
+    expect(server.requestsTo('POST', '/v1/runs')).toHaveLength(2);
+  });
+
+  it('gives up after its attempts with the last refusal, retriable, and at once on a Retry-After too long to wait', async () => {
+    server.fail({ match: () => true, status: 503 }, 3);
+    const error = await client({ retry: { attempts: 3, baseDelayMs: 1 } })
+      .submit(plan)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'unavailable', status: 503, retriable: true });
+    expect(server.requestsTo('POST', '/v1/runs')).toHaveLength(3);
+
+    server.fail({
+      match: () => true,
+      status: 429,
+      headers: { 'retry-after': '3600' },
+      body: { error: { code: 'rate_limited', message: 'slow down' } },
+    });
+    const limited = await client()
+      .submit({ ...plan, runId: 'limited-1' })
+      .catch((e: unknown) => e);
+    expect(limited).toMatchObject({ code: 'rate_limited', status: 429, retryAfterMs: 3_600_000 });
+  });
+
+  it('reads a proxy’s HTML error page as the status’s code, and a 200 that is not JSON as bad_response', async () => {
+    server.fail({ match: () => true, status: 404, body: '<html>nope</html>' });
+    await expect(client().getRun('run-1')).rejects.toMatchObject({ code: 'not_found', status: 404 });
+    const fake = (async () => new Response('<html>ok</html>', { status: 200 })) as typeof fetch;
+    await expect(client({ fetch: fake }).getRun('run-1')).rejects.toMatchObject({ code: 'bad_response' });
   });
 });
 
-describe('verifyStep: the gate in front of each effect', () => {
-  let decision: Decision;
-  let verify: (step: { id: string; tool: string; args: JsonObject }, now?: number) => StepVerification;
-  beforeAll(async () => {
-    const { client, runId } = await approvedRun();
-    decision = await client.waitForDecision(runId, { timeoutMs: 5_000 });
-    verify = (step, now) => client.verifyStep(decision, step, now === undefined ? {} : { now });
-  });
-  const s2 = () => steps[1]!;
-
-  it('refuses tampered args (digest_mismatch)', () => {
-    expect(verify({ ...s2(), args: { ...s2().args, delivery_id: 'dl_99999' } })).toMatchObject({
-      ok: false,
-      reason: 'digest_mismatch',
+describe('answers that are not the protocol’s', () => {
+  it('refuses a redirect (bad_response, naming where) instead of following it signed for another path', async () => {
+    server.fail({
+      match: () => true,
+      status: 302,
+      headers: { location: 'https://elsewhere.example/v1/runs' },
     });
+    const error = await client()
+      .submit(plan)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'bad_response', status: 302 });
+    expect((error as Error).message).toContain('https://elsewhere.example/v1/runs');
+    expect(server.requests).toHaveLength(1);
   });
 
-  it('refuses a forged receipt, one character changed (bad_receipt)', () => {
-    const last = decision.receipt.at(-1) === '0' ? '1' : '0';
-    const forged = { ...decision, receipt: `${decision.receipt.slice(0, -1)}${last}` };
-    const client = stack.client();
-    expect(client.verifyStep(forged, s2())).toMatchObject({ ok: false, reason: 'bad_receipt' });
+  it('does not poll in a tight loop when pending is answered without waiting', async () => {
+    const agent = client({ retry: { baseDelayMs: 50, maxDelayMs: 100 } });
+    const { runId } = await agent.submit(plan);
+    server.fail(
+      { match: (_m, path) => path.endsWith('/decision'), status: 202, body: { runId, status: 'pending' } },
+      1000,
+    );
+    await expect(agent.waitForDecision(runId, { timeoutMs: 500 })).rejects.toMatchObject({
+      code: 'decision_timeout',
+    });
+    expect(server.requestsTo('GET', `/v1/runs/${runId}/decision`).length).toBeLessThan(12);
+  });
+});
+
+describe('waitForDecision', () => {
+  it('long-polls until the decision is made, and answers one already made at once', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    const waiting = agent.waitForDecision(runId, { timeoutMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    server.decide(runId);
+    await expect(waiting).resolves.toMatchObject({ runId, status: 'approved', agent: AGENT });
+    const polls = server.requestsTo('GET', `/v1/runs/${runId}/decision`);
+    expect(polls).toHaveLength(1);
+    expect(polls[0]!.url).toBe(`/v1/runs/${runId}/decision?wait=10`);
+
+    const started = performance.now();
+    await expect(agent.waitForDecision(runId, { timeoutMs: 50 })).resolves.toMatchObject({ runId });
+    expect(performance.now() - started).toBeLessThan(500);
   });
 
-  it('refuses a decision whose contents were changed under a valid receipt (bad_receipt)', () => {
-    const client = stack.client();
-    const widened = {
-      ...decision,
-      plan: { ...decision.plan!, expiresAt: '2099-01-01T00:00:00Z' },
-    };
-    expect(client.verifyStep(widened, s2())).toMatchObject({ ok: false, reason: 'bad_receipt' });
+  it('polls again after each 202 until a decision, never waiting more than 60 s a poll', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    // The server's wait ends twice with 202 before the decision.
+    server.fail(
+      { match: (_m, path) => path.endsWith('/decision'), status: 202, body: { runId, status: 'pending' } },
+      2,
+    );
+    const waiting = agent.waitForDecision(runId, { timeoutMs: 120_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    server.decide(runId);
+    await expect(waiting).resolves.toMatchObject({ runId });
+    const polls = server.requestsTo('GET', `/v1/runs/${runId}/decision`);
+    expect(polls).toHaveLength(3);
+    expect(polls.every((p) => p.url.endsWith('?wait=60'))).toBe(true);
   });
 
-  it('refuses after the approval expired (expired)', () => {
-    const after = Date.parse(decision.plan!.expiresAt);
-    expect(verify(s2(), after)).toMatchObject({ ok: false, reason: 'expired' });
-    expect(verify(s2(), after - 1)).toMatchObject({ ok: true });
+  it('times out with a DecisionTimeoutError naming the run, cutting the poll at the deadline', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    const started = performance.now();
+    const error = await agent.waitForDecision(runId, { timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(isDecisionTimeoutError(error)).toBe(true);
+    expect(error).toMatchObject({ code: 'decision_timeout', runId, timeoutMs: 300 });
+    expect(performance.now() - started).toBeLessThan(900);
   });
 
-  it('refuses a step that is not in the approved plan (unknown_step)', () => {
-    expect(verify({ id: 's9', tool: 'add_note', args: { ticket_id: '74991', note: 'x' } })).toMatchObject({
-      ok: false,
-      reason: 'unknown_step',
+  it('keeps waiting through an unreachable server, reporting each failure to onError', async () => {
+    const agent = client({ retry: { attempts: 1, baseDelayMs: 5, maxDelayMs: 10 } });
+    const { runId } = await agent.submit(plan);
+    server.fail({ match: (_m, path) => path.endsWith('/decision'), drop: true }, 3);
+    const waiting = agent.waitForDecision(runId, { timeoutMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    server.decide(runId);
+    await expect(waiting).resolves.toMatchObject({ runId });
+    expect(errors.filter(isRequestError).map((e) => e.code)).toEqual([
+      'network_error',
+      'network_error',
+      'network_error',
+    ]);
+  });
+
+  it('throws not_found for a run this agent does not have', async () => {
+    await expect(client().waitForDecision('no-such-run', { timeoutMs: 1_000 })).rejects.toMatchObject({
+      code: 'not_found',
+      status: 404,
     });
   });
 });
 
-describe('verifyStep across versions', () => {
-  it('refuses a step from version 1 once version 2 (another window for s2) was approved', async () => {
-    const { client, runId, run } = await submitted();
-    const v1Step = run.current.plan.steps.find((step) => step.id === 's2')!;
-    const edited = await stack.service.applyEdit({
-      runId,
-      baseVersion: 1,
-      editorId: 'U0OP1',
-      steps: run.current.plan.steps.map((step) =>
-        step.id === 's2'
-          ? { id: step.id, tool: step.tool, args: { ...step.args, window: '2026-04-06' } }
-          : { id: step.id, tool: step.tool, args: step.args },
-      ),
-    });
-    expect(edited.kind).toBe('edited');
-    expect((await stack.service.approve({ runId, version: 2, userId: 'U0OP2' })).kind).toBe('approved');
-    const decision = await client.waitForDecision(runId, { timeoutMs: 5_000 });
-    expect(decision.version).toBe(2);
-
-    const fromV1 = { id: v1Step.id, tool: v1Step.tool, args: v1Step.args };
-    expect(client.verifyStep(decision, fromV1)).toMatchObject({ ok: false, reason: 'digest_mismatch' });
-    const fromV2 = decision.plan!.steps.find((step) => step.id === 's2')!;
-    expect(client.verifyStep(decision, fromV2)).toMatchObject({
-      ok: true,
-      provenance: { by: 'user', userId: 'U0OP1', version: 2, change: 'changed' },
-    });
+describe('getRun and getDecision', () => {
+  it('read the run’s status, and the decision or undefined while it is pending', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    expect(await agent.getRun(runId)).toMatchObject({ runId, agent: AGENT, status: 'pending', version: 1 });
+    expect(await agent.getDecision(runId)).toBeUndefined();
+    server.decide(runId);
+    expect(await agent.getDecision(runId)).toMatchObject({ runId, status: 'approved' });
+    expect((await agent.getRun(runId)).status).toBe('approved');
   });
 
-  it('refuses every step of a rejected run (not_approved)', async () => {
-    const { client, runId } = await submitted();
-    await stack.service.reject({ runId, version: 1, userId: 'U0OP1', reason: 'wrong customer' });
-    const decision = await client.waitForDecision(runId, { timeoutMs: 5_000 });
-    expect(decision).toMatchObject({ status: 'rejected', reason: 'wrong customer' });
-    expect(client.verifyStep(decision, steps[0]!)).toMatchObject({ ok: false, reason: 'not_approved' });
+  it('refuse a malformed run id before sending anything', async () => {
+    await expect(client().getRun('../admin')).rejects.toMatchObject({ code: 'invalid_argument' });
+    expect(server.requests).toHaveLength(0);
   });
 });
 
 describe('reportOutcome', () => {
-  it('claims a step once: a second applying is already_claimed, then applied is recorded', async () => {
-    const { client, runId } = await approvedRun();
-    expect(await client.reportOutcome(runId, 's2', { status: 'applying' })).toMatchObject({
-      ok: true,
-      outcome: { stepId: 's2', status: 'applying' },
+  async function approved() {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    server.decide(runId);
+    return { agent, runId };
+  }
+
+  it('claims a step once: a second applying is already_claimed, then applied is recorded, then nothing more', async () => {
+    const { agent, runId } = await approved();
+    const claim = await agent.reportOutcome(runId, 's2', { status: 'applying' });
+    expect(claim).toMatchObject({ ok: true, outcome: { runId, stepId: 's2', status: 'applying' } });
+    expect(await agent.reportOutcome(runId, 's2', { status: 'applying' })).toMatchObject({
+      ok: false,
+      reason: 'already_claimed',
+      afterLostAnswer: false,
     });
-    expect(await client.reportOutcome(runId, 's2', { status: 'applying' })).toMatchObject({
+    expect(await agent.reportOutcome(runId, 's2', { status: 'applied' })).toMatchObject({
+      ok: true,
+      outcome: { status: 'applied' },
+    });
+    expect(await agent.reportOutcome(runId, 's2', { status: 'failed' })).toMatchObject({
       ok: false,
       reason: 'already_claimed',
     });
-    expect(await client.reportOutcome(runId, 's2', { status: 'applied', detail: 'rebooked' })).toMatchObject({
-      ok: true,
-      outcome: { status: 'applied', detail: 'rebooked' },
-    });
-    expect(await stack.service.getOutcomes(runId)).toMatchObject([{ stepId: 's2', status: 'applied' }]);
   });
 
-  it('answers for runs that are not approved and steps that do not exist', async () => {
-    const { client, runId } = await submitted();
-    expect(await client.reportOutcome(runId, 's2', { status: 'applying' })).toMatchObject({
+  it('says when already_claimed may be its own claim: the answer to the first attempt was lost', async () => {
+    const { agent, runId } = await approved();
+    server.fail({ match: (_m, path) => path.endsWith('/outcome'), afterHandling: true, drop: true });
+    const claim = await agent.reportOutcome(runId, 's1', { status: 'applying' });
+    expect(claim).toMatchObject({ ok: false, reason: 'already_claimed', afterLostAnswer: true });
+    expect(claim.ok === false && claim.message).toContain('may be its own');
+    expect(server.outcomes.get(`${runId}/s1`)?.status).toBe('applying');
+  });
+
+  it('is recorded when a retry follows a refusal that did nothing (503 before handling)', async () => {
+    const { agent, runId } = await approved();
+    server.fail({ match: (_m, path) => path.endsWith('/outcome'), status: 503 });
+    // The server says 503 before acting; the client cannot know that, yet the retry's answer is definite.
+    expect(await agent.reportOutcome(runId, 's1', { status: 'applying' })).toMatchObject({ ok: true });
+  });
+
+  it('answers not_approved, not_found and unknown_step as values', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    expect(await agent.reportOutcome(runId, 's1', { status: 'applying' })).toMatchObject({
       ok: false,
       reason: 'not_approved',
     });
-    const approved = await approvedRun();
-    expect(await approved.client.reportOutcome(approved.runId, 's9', { status: 'applying' })).toMatchObject({
+    server.decide(runId);
+    expect(await agent.reportOutcome(runId, 's9', { status: 'applying' })).toMatchObject({
       ok: false,
       reason: 'unknown_step',
     });
-    expect(await client.reportOutcome('no-such-run', 's1', { status: 'applying' })).toMatchObject({
+    expect(await agent.reportOutcome('no-such-run', 's1', { status: 'applying' })).toMatchObject({
       ok: false,
       reason: 'not_found',
     });
   });
+
+  it('cuts a long detail to the 2,000 characters the server takes', async () => {
+    const { agent, runId } = await approved();
+    await agent.reportOutcome(runId, 's1', { status: 'applying' });
+    const failed = await agent.reportOutcome(runId, 's1', { status: 'failed', detail: 'x'.repeat(5000) });
+    expect(failed.ok && failed.outcome.detail).toHaveLength(2000);
+  });
 });
 
-describe('onDecision: the durable consumer', () => {
-  // A back end of its own: the decisions the tests above produced are not consumed here.
-  let own: IntakeStack;
-  beforeAll(() => {
-    own = intakeStack('ondecision');
-    own.startWorker();
-  });
-  afterAll(() => own.cleanup());
-
-  async function pending() {
-    const { runId } = await own.client().submit(plan);
-    await eventually(() => own.service.getRun(runId), 10_000, `run ${runId} stored`);
-    return runId;
-  }
-
-  it('receives each decision once across a client restart, and a redelivery adds nothing', async () => {
-    const first = await pending();
-    const second = await pending();
-    const received: string[] = [];
-    const consumer1 = own.client();
-    const stop1 = consumer1.onDecision(async (decision) => {
-      received.push(`1:${decision.runId}`);
-    });
-    await own.service.approve({ runId: first, version: 1, userId: 'U0OP1' });
-    await eventually(async () => (received.length === 1 ? true : undefined), 10_000, 'first decision');
-    await stop1();
-    await consumer1.close();
-
-    // Decided while no consumer runs, then delivered again by hand (as the outbox sweep would).
-    await own.service.approve({ runId: second, version: 1, userId: 'U0OP1' });
-    await own.sink.deliver((await own.service.getDecision(second))!);
-    await own.sink.deliver((await own.service.getDecision(first))!);
-
-    const consumer2 = own.client();
-    const stop2 = consumer2.onDecision(async (decision) => {
-      received.push(`2:${decision.runId}`);
-    });
-    await eventually(async () => (received.length >= 2 ? true : undefined), 10_000, 'second decision');
-    await new Promise((resolve) => setTimeout(resolve, 300)); // a duplicate would have arrived by now
-    await stop2();
-    expect(received).toEqual([`1:${first}`, `2:${second}`]);
-    const queue = own.queue(decisionsQueue(FREIGHT_AGENT));
-    expect(await queue.getJobCountByTypes('wait', 'active', 'completed', 'failed', 'delayed')).toBe(2);
+describe('close', () => {
+  it('fails a pending wait with ClientClosedError, aborts the poll, and refuses later calls', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    const waiting = agent.waitForDecision(runId, { timeoutMs: 60_000 }).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    await agent.close();
+    expect(isClientClosedError(await waiting)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(500);
+    await expect(agent.submit(plan)).rejects.toMatchObject({ code: 'client_closed' });
   });
 
-  it('delivers again after the handler throws (at least once)', async () => {
-    const runId = await pending();
-    let attempts = 0;
-    const stop = own.client().onDecision(async (decision) => {
-      if (decision.runId !== runId) return;
-      attempts++;
-      if (attempts === 1) throw new Error('executor not ready');
-    });
-    await own.service.approve({ runId, version: 1, userId: 'U0OP1' });
-    await eventually(async () => (attempts === 2 ? true : undefined), 10_000, 'a retried delivery');
-    await stop();
-    expect(attempts).toBe(2);
+  it('ends a retry’s backoff at once', async () => {
+    server.fail({ match: () => true, status: 429, headers: { 'retry-after': '30' } });
+    const agent = client();
+    const submitting = agent.submit(plan).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await agent.close();
+    expect(isClientClosedError(await submitting)).toBe(true);
   });
 });

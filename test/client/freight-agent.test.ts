@@ -1,73 +1,82 @@
+/** The sample freight agent (examples/freight/agent.ts) over HTTP, against the stand-in server. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runFreightAgent } from '../../examples/freight/agent.ts';
-import { eventually, FREIGHT_SECRET, type IntakeStack, intakeStack } from '../support/intake-stack.ts';
+import { AgentClient } from '../../src/client/index.ts';
+import { AGENT, type FakeCountersign, SECRET, startFakeCountersign } from './fake-countersign.ts';
 
 const AGENT_SCRIPT = fileURLToPath(new URL('../../examples/freight/agent.ts', import.meta.url));
 
-let stack: IntakeStack;
-beforeAll(() => {
-  stack = intakeStack('freight-agent');
-  stack.startWorker();
+let server: FakeCountersign;
+beforeEach(async () => {
+  server = await startFakeCountersign();
 });
-afterAll(() => stack.cleanup());
-
-/** Plays the operator: approves the run as soon as intake stored it. */
-async function approveWhenStored(runId: string) {
-  await eventually(() => stack.service.getRun(runId), 10_000, `run ${runId} stored`);
-  await stack.service.approve({ runId, version: 1, userId: 'U0OP1' });
-}
+afterEach(() => server.close());
 
 describe('the sample freight agent (examples/freight/agent.ts)', () => {
   it('executes each approved step once, verified and claimed, and reports it applied', async () => {
+    const client = new AgentClient({ url: server.url, agent: AGENT, secret: SECRET });
     const lines: string[] = [];
-    let approving: Promise<void> | undefined;
-    const { decision, executed } = await runFreightAgent(stack.client(), {
-      log: (line) => lines.push(line),
-      timeoutMs: 10_000,
-      onSubmitted: (runId) => {
-        approving = approveWhenStored(runId);
-      },
-    });
-    await approving;
-    expect(decision.status).toBe('approved');
-    expect(executed).toEqual(['s1', 's2', 's3']);
-    expect(lines.filter((line) => line.includes('✓'))).toHaveLength(3);
-    const outcomes = await stack.service.getOutcomes(decision.runId);
-    expect(outcomes.map((o) => [o.stepId, o.status]).sort()).toEqual([
-      ['s1', 'applied'],
-      ['s2', 'applied'],
-      ['s3', 'applied'],
-    ]);
+    try {
+      const { decision, executed } = await runFreightAgent(client, {
+        log: (line) => lines.push(line),
+        timeoutMs: 10_000,
+        onSubmitted: (runId) => setTimeout(() => server.decide(runId), 50),
+      });
+      expect(decision.status).toBe('approved');
+      expect(executed).toEqual(['s1', 's2', 's3']);
+      expect(lines.filter((line) => line.includes('✓'))).toHaveLength(3);
+      expect([...server.outcomes.values()].map((o) => [o.stepId, o.status])).toEqual([
+        ['s1', 'applied'],
+        ['s2', 'applied'],
+        ['s3', 'applied'],
+      ]);
+    } finally {
+      await client.close();
+    }
   });
 
-  it('runs as a script: submits, waits, executes and exits 0', async () => {
+  it('runs as a script with COUNTERSIGN_URL and FREIGHT_AGENT_SECRET: submits, waits, executes and exits 0', async () => {
+    const { REDIS_URL: _redis, ...env } = process.env;
     const child = spawn(process.execPath, ['--import', 'tsx', AGENT_SCRIPT], {
-      env: {
-        ...process.env,
-        REDIS_URL: stack.url,
-        FREIGHT_AGENT_SECRET: FREIGHT_SECRET,
-        COUNTERSIGN_PREFIX: stack.prefix,
-      },
+      env: { ...env, COUNTERSIGN_URL: server.url, FREIGHT_AGENT_SECRET: SECRET },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    const append = (chunk: Buffer) => {
       output += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const runId = await eventually(
-      async () => /submitted run (\S+);/.exec(output)?.[1],
-      15_000,
-      'the submission',
-    );
-    await approveWhenStored(runId);
-    expect({ code: await exited, output }).toMatchObject({ code: 0 });
+      const runId = /submitted run (\S+);/.exec(output)?.[1];
+      if (runId !== undefined && server.runs.get(runId)?.decision === undefined) server.decide(runId);
+    };
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect({ code, output }).toMatchObject({ code: 0 });
     expect(output).toContain('decision: approved by U0OP1');
     expect(output.match(/✓ s\d verified/g)).toEqual(['✓ s1 verified', '✓ s2 verified', '✓ s3 verified']);
   }, 30_000);
+
+  it('exits 2 without a secret, and 1 naming the problem when Countersign cannot be reached', async () => {
+    const run = (env: Record<string, string>) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const { FREIGHT_AGENT_SECRET: _secret, ...rest } = process.env;
+        const child = spawn(process.execPath, ['--import', 'tsx', AGENT_SCRIPT], {
+          env: { ...rest, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        const append = (chunk: Buffer) => {
+          output += chunk.toString('utf8');
+        };
+        child.stdout.on('data', append);
+        child.stderr.on('data', append);
+        child.once('exit', (code) => resolve({ code, output }));
+      });
+    expect(await run({ COUNTERSIGN_URL: server.url })).toMatchObject({ code: 2 });
+    await server.close();
+    const unreachable = await run({ COUNTERSIGN_URL: server.url, FREIGHT_AGENT_SECRET: SECRET });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.output).toContain('network_error');
+  }, 60_000);
 });
