@@ -38,7 +38,6 @@ export const timersBenchmark: Benchmark = {
   async run({ quick, log }) {
     const server = await startRedisServer();
     const prefix = 'bench';
-    const secret = 'bench-freight-secret-0123456789';
     // Connections as startCountersign opens them: state, BullMQ producers, workers.
     const redis = createRedisConnection(server.url, { role: 'client' });
     const queues = createRedisConnection(server.url, { role: 'client' });

@@ -150,7 +150,11 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
     });
     cleanups.push(() => countersign.stop());
 
-    const agent = new AgentClient({ url: `http://${host}:${botPort}`, agent: FREIGHT_AGENT, secret: agentSecret });
+    const agent = new AgentClient({
+      url: `http://${host}:${botPort}`,
+      agent: FREIGHT_AGENT,
+      secret: agentSecret,
+    });
     cleanups.push(() => agent.close());
 
     return {

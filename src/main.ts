@@ -10,8 +10,8 @@ import type { Redis } from 'ioredis';
 import { ApprovalService, DecisionFeed, MessageLedger } from './approvals/index.ts';
 import { type Bot, createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
-import { type CountersignConfig, isConfigError } from './config/define-config.ts';
 import { rateLimitOf } from './config/config-types.ts';
+import { type CountersignConfig, isConfigError } from './config/define-config.ts';
 import { readEnv, resolveAgentSecrets } from './config/env.ts';
 import { loadConfig } from './config/load.ts';
 import { loadSigningKeys } from './config/signing-key.ts';
@@ -97,7 +97,12 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   });
   feed = new DecisionFeed(redis, approvals.keys);
   const messages = new MessageLedger(redis, approvals.keys);
-  const timers = new TimerScheduler({ connection: connections.queues, ...approvalsKeys, escalation: settings.config.escalation, clock });
+  const timers = new TimerScheduler({
+    connection: connections.queues,
+    ...approvalsKeys,
+    escalation: settings.config.escalation,
+    clock,
+  });
   const waiters = new DecisionWaiters(connections.subscriber, approvals.keys);
   const gateway = createGateway({
     approvals,
@@ -151,7 +156,14 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   await bot.start();
 
   let stopping: Promise<void> | undefined;
-  const reconciled = reconcile({ approvals, timers, bot, clock, onError, stopped: () => stopping !== undefined });
+  const reconciled = reconcile({
+    approvals,
+    timers,
+    bot,
+    clock,
+    onError,
+    stopped: () => stopping !== undefined,
+  });
   return {
     approvals,
     messages,

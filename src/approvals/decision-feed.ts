@@ -25,7 +25,15 @@ export class DecisionFeed {
 
   /** Appends a delivered decision and tells the agent's long polls. */
   async append(decision: Decision): Promise<void> {
-    await this.redis.xadd(this.keys.feed(decision.agent), 'MAXLEN', '~', FEED_LENGTH, '*', 'run', decision.runId);
+    await this.redis.xadd(
+      this.keys.feed(decision.agent),
+      'MAXLEN',
+      '~',
+      FEED_LENGTH,
+      '*',
+      'run',
+      decision.runId,
+    );
     await this.redis.publish(this.keys.feedChannel(decision.agent), decision.runId);
   }
 

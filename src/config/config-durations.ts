@@ -50,7 +50,8 @@ export function resolveDefaults(
       : { requests: input.requests, perMs: duration(`${where}.per`, input.per, '') };
   const agentRateLimits: Record<string, RateLimit> = {};
   for (const [agent, spec] of Object.entries(input.agents)) {
-    if (spec.rateLimit !== undefined) agentRateLimits[agent] = rate(`agents.${agent}.rateLimit`, spec.rateLimit);
+    if (spec.rateLimit !== undefined)
+      agentRateLimits[agent] = rate(`agents.${agent}.rateLimit`, spec.rateLimit);
   }
   return {
     ...defaults,

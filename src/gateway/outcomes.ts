@@ -33,12 +33,13 @@ export async function reportOutcome(deps: GatewayDeps, request: AgentRequest): P
     case 'recorded':
       return sendJson(res, 200, answer(runId, result.outcome));
     case 'already_claimed':
-      return sendError(
-        res,
-        'already_claimed',
-        `step ${stepId} was already reported ${result.outcome.status} at ${new Date(result.outcome.at).toISOString()}: do not run it again`,
-        { body: { outcome: answer(runId, result.outcome) } },
-      );
+      return sendJson(res, 409, {
+        error: {
+          code: 'already_claimed',
+          message: `step ${stepId} was already reported ${result.outcome.status} at ${new Date(result.outcome.at).toISOString()}: do not run it again`,
+          outcome: answer(runId, result.outcome),
+        },
+      });
     case 'not_approved':
       return sendError(
         res,

@@ -41,7 +41,10 @@ export function createWebhookSink(options: {
   /** The first retry's delay, doubling after (default 10 s: about eleven hours over 12 attempts). */
   readonly retryDelayMs?: number;
 }): WebhookSink {
-  const queue = new Queue(WEBHOOKS_QUEUE, { connection: options.connection, prefix: bullPrefix(options.prefix ?? 'cs') });
+  const queue = new Queue(WEBHOOKS_QUEUE, {
+    connection: options.connection,
+    prefix: bullPrefix(options.prefix ?? 'cs'),
+  });
   return {
     async enqueue(decision) {
       if (options.webhookOf(decision.agent) === undefined) return;
@@ -123,7 +126,9 @@ export function startWebhookWorker(options: WebhookWorkerOptions): SupervisedWor
         await response.body?.cancel();
       } catch (error) {
         options.metrics?.attempt('unreachable');
-        throw new Error(`webhook ${target.origin}${target.pathname}: ${error instanceof Error ? error.message : String(error)}`);
+        throw new Error(
+          `webhook ${target.origin}${target.pathname}: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       if (!response.ok) {
         options.metrics?.attempt('refused');

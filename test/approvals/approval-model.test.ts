@@ -40,7 +40,7 @@ import type { Decision } from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
 import { testSigning } from '../support/stack.ts';
 import { type Real, runCommand, submitCommand, tally } from './model/commands.ts';
-import { AGENT, modelConfig } from './model/config.ts';
+import { modelConfig } from './model/config.ts';
 import { type ApprovalBinding, BY_DIGEST_ONLY, BY_STEP_ID_AND_DIGEST, RunModel } from './model/run-model.ts';
 
 const { redis, prefix, cleanup } = testRedis('approval-model');

@@ -11,8 +11,8 @@ import { escalateJobId, TIMER_JOB_OPTIONS } from '../../src/queue/index.ts';
 import { redisUrl } from '../helpers/redis.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
 import { editFreight } from '../support/freight-edits.ts';
-import { eventually } from '../support/stack.ts';
 import { actionIds, visibleText } from '../support/slack-blocks.ts';
+import { eventually } from '../support/stack.ts';
 import {
   ESCALATION_CHANNEL,
   ESCALATION_CHANNELS,

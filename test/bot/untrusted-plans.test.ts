@@ -3,12 +3,11 @@ import { FREIGHT_AGENT } from '../../examples/freight/plans.ts';
 import { AgentClient, type PlanStepInput } from '../../src/client/index.ts';
 import type { CountersignConfig } from '../../src/config/index.ts';
 import { checkMessageBlocks, checkView, stateValue } from '../../src/emulator/index.ts';
-import { redisUrl } from '../helpers/redis.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
 import { freightConfig } from '../support/freight.ts';
 import { cardAtVersion, submittedValues } from '../support/freight-edits.ts';
-import { FREIGHT_SECRET } from '../support/stack.ts';
 import { actionIds, blockIds, visibleText } from '../support/slack-blocks.ts';
+import { FREIGHT_SECRET, testSigning } from '../support/stack.ts';
 import { FREIGHT_USERS, mrkdwnTexts, unescapedMarkup } from '../views/fixtures.ts';
 
 /** The freight config, allowing plans of up to 100 steps (the default limit is 50). */
@@ -22,12 +21,11 @@ let agent: AgentClient;
 beforeAll(async () => {
   stack = await botStack('untrusted-plans', { config });
   agent = new AgentClient({
-    redisUrl: redisUrl(),
+    url: stack.baseUrl,
     agent: FREIGHT_AGENT,
     secret: FREIGHT_SECRET,
-    prefix: stack.prefix,
+    publicKeys: testSigning.jwks,
     limits: { maxSteps: 100 },
-    pollIntervalMs: 200,
   });
 });
 afterAll(async () => {

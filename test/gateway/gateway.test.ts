@@ -47,7 +47,10 @@ describe('POST /v1/runs', () => {
   it('validates before answering, stores v1 pending, and answers the same body again the same way', async () => {
     const body = planBody();
     const first = await stack.agentRequest('POST', PATHS.runs, body);
-    expect(first).toMatchObject({ status: 202, body: { runId: runIdOf(body), status: 'pending', version: 1 } });
+    expect(first).toMatchObject({
+      status: 202,
+      body: { runId: runIdOf(body), status: 'pending', version: 1 },
+    });
     const again = await stack.agentRequest('POST', PATHS.runs, body);
     expect(again.status).toBe(202);
     expect(again.body).toEqual(first.body);
@@ -57,7 +60,11 @@ describe('POST /v1/runs', () => {
   it('refuses other text under the same run id with 409, and answers an all-automatic plan approved', async () => {
     const body = planBody();
     await stack.agentRequest('POST', PATHS.runs, body);
-    const other = await stack.agentRequest('POST', PATHS.runs, planBody({ runId: runIdOf(body), summary: 'other' }));
+    const other = await stack.agentRequest(
+      'POST',
+      PATHS.runs,
+      planBody({ runId: runIdOf(body), summary: 'other' }),
+    );
     expect(other.status).toBe(409);
     expect(errorCode(other.body)).toBe('run_exists');
     const auto = planBody({ steps: [steps()[0]] });
@@ -125,7 +132,9 @@ describe('authentication', () => {
     await refused(stack.agentRequest('POST', path, planBody(), { now: Date.now() - 6 * 60_000 }));
     await refused(stack.agentRequest('POST', path, planBody(), { now: Date.now() + 6 * 60_000 }));
     // Within the window either way: accepted.
-    expect((await stack.agentRequest('POST', path, planBody(), { now: Date.now() - 4 * 60_000 })).status).toBe(202);
+    expect(
+      (await stack.agentRequest('POST', path, planBody(), { now: Date.now() - 4 * 60_000 })).status,
+    ).toBe(202);
   });
 
   it('refuses a signature made for one path replayed on another', async () => {
@@ -173,9 +182,9 @@ describe('reading runs and decisions', () => {
         { stepId: 's3', group: 'operators', have: 0, need: 1 },
       ],
     });
-    expect((status.body as { steps: { digest: string }[] }).steps.every((s) => /^[0-9a-f]{64}$/.test(s.digest))).toBe(
-      true,
-    );
+    expect(
+      (status.body as { steps: { digest: string }[] }).steps.every((s) => /^[0-9a-f]{64}$/.test(s.digest)),
+    ).toBe(true);
     const asBilling = { agent: 'billing', secret: BILLING_SECRET };
     const foreign = await stack.agentRequest('GET', PATHS.run(runId), '', asBilling);
     const unknown = await stack.agentRequest('GET', PATHS.run('no-such-run'), '', asBilling);
@@ -226,7 +235,10 @@ describe('reading runs and decisions', () => {
     await stack.agentRequest('POST', PATHS.runs, body);
     const answer = await polled;
     expect(answer.status).toBe(200);
-    const feed = answer.body as { decisions: { cursor: string; decision: { runId: string } }[]; cursor: string };
+    const feed = answer.body as {
+      decisions: { cursor: string; decision: { runId: string } }[];
+      cursor: string;
+    };
     expect(feed.decisions.map((entry) => entry.decision.runId)).toContain(runIdOf(body));
     const after = await stack.agentRequest('GET', PATHS.decisions(feed.cursor, 0));
     expect((after.body as { decisions: unknown[] }).decisions).toEqual([]);
@@ -245,7 +257,10 @@ describe('reporting outcomes', () => {
     expect(errorCode(early.body)).toBe('not_approved');
     await stack.click('U0OP1', await stack.card(runId), 'approve');
     await waitForStatus(runId, 'approved');
-    expect(await report('s1', 'applying')).toMatchObject({ status: 200, body: { runId, stepId: 's1', status: 'applying' } });
+    expect(await report('s1', 'applying')).toMatchObject({
+      status: 200,
+      body: { runId, stepId: 's1', status: 'applying' },
+    });
     const twice = await report('s1', 'applying');
     expect(twice.status).toBe(409);
     expect(errorCode(twice.body)).toBe('already_claimed');
@@ -278,12 +293,17 @@ describe('discovery', () => {
     expect(Object.keys(openapi.components.schemas)).toEqual(
       expect.arrayContaining(['PlanSubmission', 'Decision', 'Receipt', 'Diagnostic', 'Error']),
     );
-    const jwks = (await (await fetch(`${stack.baseUrl}${PATHS.jwks}`)).json()) as { keys: { kty: string; kid: string }[] };
+    const jwks = (await (await fetch(`${stack.baseUrl}${PATHS.jwks}`)).json()) as {
+      keys: { kty: string; kid: string }[];
+    };
     expect(jwks.keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' });
   });
 
   it('answers an unknown endpoint 404 and a wrong method 405, in JSON', async () => {
-    expect(await stack.agentRequest('GET', '/v1/nothing')).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(await stack.agentRequest('GET', '/v1/nothing')).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found' } },
+    });
     const wrong = await stack.agentRequest('DELETE', PATHS.runs);
     expect(wrong).toMatchObject({ status: 405, body: { error: { code: 'method_not_allowed' } } });
   });
@@ -308,7 +328,9 @@ describe('many long polls', () => {
     const answers = await Promise.all(polls);
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1_000);
     expect(
-      answers.every((answer, index) => (answer.body as { runId: string }).runId === runs[Math.floor(index / 10)]),
+      answers.every(
+        (answer, index) => (answer.body as { runId: string }).runId === runs[Math.floor(index / 10)],
+      ),
     ).toBe(true);
   }, 60_000);
 });

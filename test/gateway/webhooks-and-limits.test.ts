@@ -44,7 +44,12 @@ function webhookReceiver(): { server: Server; received: Received[]; url: () => s
       const attempt = (attempts.get(delivery) ?? 0) + 1;
       attempts.set(delivery, attempt);
       const status = attempt <= 2 ? 503 : 200;
-      received.push({ delivery, verified: check.ok, runId: (JSON.parse(body) as { runId: string }).runId, status });
+      received.push({
+        delivery,
+        verified: check.ok,
+        runId: (JSON.parse(body) as { runId: string }).runId,
+        status,
+      });
       res.writeHead(status).end();
     });
   });

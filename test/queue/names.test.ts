@@ -30,7 +30,12 @@ describe('queue names and job ids', () => {
   });
 
   it('never puts a colon in a job id (BullMQ refuses them)', () => {
-    for (const id of [webhookJobId(RUN), expireJobId(RUN, 1), escalateJobId(RUN, 1, 1), remindJobId(RUN, 1)]) {
+    for (const id of [
+      webhookJobId(RUN),
+      expireJobId(RUN, 1),
+      escalateJobId(RUN, 1, 1),
+      remindJobId(RUN, 1),
+    ]) {
       expect(id).not.toContain(':');
     }
   });

@@ -8,7 +8,6 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { FREIGHT_AGENT } from '../../examples/freight/plans.ts';
 import { AgentClient } from '../../src/client/index.ts';
-import { signedHeaders } from '../../src/protocol/index.ts';
 import type { CountersignConfig } from '../../src/config/index.ts';
 import { findFreePort } from '../../src/devtools/redis-server.ts';
 import {
@@ -27,6 +26,7 @@ import {
 } from '../../src/emulator/index.ts';
 import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
 import { type Countersign, startCountersign } from '../../src/main.ts';
+import { signedHeaders } from '../../src/protocol/index.ts';
 import { bullPrefix, TIMERS_QUEUE, WEBHOOKS_QUEUE } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
 import { freightConfig } from './freight.ts';
@@ -130,7 +130,9 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     port,
     logLevel: 'error',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.webhookRetryDelayMs === undefined ? {} : { webhookRetryDelayMs: options.webhookRetryDelayMs }),
+    ...(options.webhookRetryDelayMs === undefined
+      ? {}
+      : { webhookRetryDelayMs: options.webhookRetryDelayMs }),
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const client = new AgentClient({
