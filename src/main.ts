@@ -115,6 +115,10 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     metrics: metrics.gateway,
     clock,
     onError,
+    recover: async (run) => {
+      await timers.schedule(run);
+      await bot.presenter.ensureCard(run);
+    },
   });
   const bot = createBot({
     ...settings.slack,

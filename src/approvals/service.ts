@@ -81,10 +81,22 @@ export class ApprovalService extends ApprovalQueries {
     };
   }
 
-  /** Stores v1 of a run from a verified submission (see use-cases/submit-plan.ts). */
-  submitPlan(input: SubmitPlanInput): Promise<UseCaseResult> {
+  /**
+   * Stores v1 of a run from a verified submission (see use-cases/submit-plan.ts). A retried submission
+   * of a pending run also restores its index entries, which a crash right after the commit can miss.
+   */
+  async submitPlan(input: SubmitPlanInput): Promise<UseCaseResult> {
     // A submission nearly always creates its run: decide without reading first (saves a round trip).
-    return this.run(input.runId, (ctx, snapshot) => submitPlan(ctx, snapshot, input), { expectAbsent: true });
+    const result = await this.run(input.runId, (ctx, snapshot) => submitPlan(ctx, snapshot, input), {
+      expectAbsent: true,
+    });
+    if (result.kind === 'duplicate' && result.run.status === 'pending') {
+      await Promise.all([
+        this.redis.zadd(this.keys.runs, result.run.createdAt, input.runId),
+        this.redis.zadd(this.keys.pending, Date.parse(result.run.current.plan.expiresAt), input.runId),
+      ]);
+    }
+    return result;
   }
 
   /** One person approves every step of the current version they may approve (use-cases/approve.ts). */

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApprovalService, DecisionFeed } from '../approvals/index.ts';
+import type { ApprovalService, DecisionFeed, RunView } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
 import type { DecisionWaiters } from './decision-waiters.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -26,6 +26,11 @@ export interface GatewayDeps {
   readonly metrics: GatewayMetrics;
   readonly clock: () => number;
   readonly onError: (error: unknown, context: string) => void;
+  /**
+   * A submission retried for a run still pending (the first answer may have been lost to a crash):
+   * makes sure its timers and its card exist (both idempotent).
+   */
+  readonly recover: (run: RunView) => Promise<void>;
 }
 
 /** One authenticated request, as a handler sees it. */

@@ -28,6 +28,7 @@ export async function submitRun(deps: GatewayDeps, request: AgentRequest): Promi
     case 'approved':
       return sendJson(res, 202, { runId, status: result.kind, version: 1 } satisfies SubmitAccepted);
     case 'duplicate': {
+      if (result.run.status === 'pending') await deps.recover(result.run);
       // The same body again: the answer the first one got.
       const status = result.run.decidedBy === 'policy' ? 'approved' : 'pending';
       return sendJson(res, 202, { runId, status, version: 1 } satisfies SubmitAccepted);

@@ -48,7 +48,7 @@ describe('the freight plan over HTTP, with real signing, the emulator and real R
     expect(decision.status).toBe('approved');
     expect(decision.decidedBy).toBe('U0OP1');
     for (const step of decision.plan!.steps)
-      expect(stack.client.verifyStep(decision, step)).toMatchObject({ ok: true });
+      expect(await stack.client.verifyStep(decision, step)).toMatchObject({ ok: true });
 
     const updated = await stack.until(() => {
       const message = stack.slack.state.message(card.channel, card.ts);
@@ -95,13 +95,17 @@ describe('the freight plan over HTTP, with real signing, the emulator and real R
     expect((await stack.countersign.approvals.getRun(runId))?.status).toBe('pending');
   });
 
-  it('counts a plan rejected at intake in the metrics, by phase', async () => {
-    const { runId } = await stack.client.submit({
-      steps: [{ tool: 'issue_refund', args: { invoice_id: 'in_74119', amount: 'twenty' } }],
-    });
+  it('refuses an invalid plan at submission, keeps its decision, and counts it in the metrics by phase', async () => {
+    const refused = await stack.client
+      .submit({ steps: [{ tool: 'issue_refund', args: { invoice_id: 'in_74119', amount: 'twenty' } }] })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refused).toMatchObject({ code: 'invalid_submission', checkedBy: 'server', phase: 'type' });
+    const { runId } = refused as { runId: string };
     const decision = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
     expect(decision).toMatchObject({ status: 'invalid', phase: 'type' });
-    // The agent can hear of the decision a moment before intake has finished with the job.
     let metrics = '';
     for (let attempt = 0; attempt < 100 && !/rejections_total\{phase="type"\}/.test(metrics); attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 20));

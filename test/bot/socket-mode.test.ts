@@ -42,7 +42,7 @@ describe('Countersign in Socket Mode, on the emulator', () => {
     const decision = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
     expect(decision).toMatchObject({ status: 'approved', decidedBy: 'U0OP1' });
     for (const step of decision.plan!.steps)
-      expect(stack.client.verifyStep(decision, step)).toMatchObject({ ok: true });
+      expect(await stack.client.verifyStep(decision, step)).toMatchObject({ ok: true });
     const decided = await stack.until(() => {
       const message = stack.slack.state.message(card.channel, card.ts);
       return message !== undefined && actionIds(message.blocks).length === 0 ? message : undefined;

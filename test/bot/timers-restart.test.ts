@@ -3,8 +3,7 @@
  * against the emulator and Redis of this test; it is SIGKILLed with a pending run and started again
  * after the run's expiry.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,11 +20,10 @@ import {
 } from '../../src/emulator/index.ts';
 import { bullPrefix, TIMERS_QUEUE, WEBHOOKS_QUEUE } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
+import { startBotChild } from '../support/bot-child.ts';
 import { actionIds, visibleText } from '../support/slack-blocks.ts';
 import { eventually, FREIGHT_SECRET, stackPrefix, testSigning } from '../support/stack.ts';
 import { ESCALATION_CHANNELS } from '../support/timers-config.ts';
-
-const CHILD = fileURLToPath(new URL('../support/countersign-child.ts', import.meta.url));
 
 let slack: SlackEmulator;
 let client: AgentClient;
@@ -63,46 +61,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-/** Starts the bot in a child process; resolves once it listens, with a wait for its reconciliation line. */
-async function startBot(): Promise<{ process: ChildProcess; reconciled: Promise<string> }> {
-  const spawned = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-    env: {
-      ...process.env,
-      REDIS_URL: redisUrl(),
-      CS_PREFIX: prefix,
-      SLACK_API_URL: slack.url,
-      PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(spawned);
-  let output = '';
-  const lines = new Set<(line: string) => void>();
-  spawned.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    for (let newline = output.indexOf('\n'); newline >= 0; newline = output.indexOf('\n')) {
-      const line = output.slice(0, newline);
-      output = output.slice(newline + 1);
-      for (const listener of lines) listener(line);
-    }
-  });
-  const waitFor = (pattern: RegExp) =>
-    new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the bot never printed ${pattern}`)), 20_000);
-      const listener = (line: string) => {
-        if (!pattern.test(line)) return;
-        clearTimeout(timer);
-        lines.delete(listener);
-        resolve(line);
-      };
-      lines.add(listener);
-      spawned.once('exit', (code, signal) => reject(new Error(`the bot exited (${code ?? signal})`)));
-    });
-  const reconciled = waitFor(/^reconciled /);
-  reconciled.catch(() => {}); // a killed bot never prints it
-  await waitFor(/^ready$/);
-  return { process: spawned, reconciled };
-}
+const startBot = () => startBotChild({ prefix, port, slackUrl: slack.url }, children);
 
 async function journalEvents(runId: string): Promise<string[]> {
   const records = await redis.lrange(createKeys(prefix).forRun(runId).journal, 0, -1);

@@ -119,6 +119,8 @@ describe('defineConfig: the freight example', () => {
     expect(freight.defaults).toEqual({
       expiresInMs: 24 * HOUR,
       agentExpiresInMs: {},
+      rateLimit: { requests: 600, perMs: MINUTE },
+      agentRateLimits: {},
       maxExpiresInMs: 7 * 24 * HOUR,
       uncertainAfterMs: 15 * MINUTE,
     });
@@ -150,6 +152,8 @@ describe('defineConfig: a valid config', () => {
     expect(loaded.defaults).toEqual({
       expiresInMs: 24 * HOUR,
       agentExpiresInMs: {},
+      rateLimit: { requests: 600, perMs: MINUTE },
+      agentRateLimits: {},
       maxExpiresInMs: 7 * 24 * HOUR,
       uncertainAfterMs: 15 * MINUTE,
     });
@@ -466,6 +470,23 @@ describe('defineConfig: start-up errors', () => {
     const policy = [{ tool: 'add_note', route: 'auto' as const, escalatedMayApprove: false }];
     expect(problemsOf(config({ policy }))).toEqual([
       "policy[0] (add_note#1): escalatedMayApprove only applies to route 'review'",
+    ]);
+  });
+
+  it('resolves request rates per agent and by default, and refuses a webhook that is not an http(s) URL', () => {
+    const agents = {
+      ops: {
+        ...config().agents.ops!,
+        rateLimit: { requests: 30, per: '1m' },
+        webhook: { url: 'https://ops.example/hook' },
+      },
+    };
+    const loaded = defineConfig(config({ agents, defaults: { rateLimit: { requests: 5, per: '1s' } } }));
+    expect(loaded.defaults.agentRateLimits).toEqual({ ops: { requests: 30, perMs: MINUTE } });
+    expect(loaded.defaults.rateLimit).toEqual({ requests: 5, perMs: 1000 });
+    const bad = { ops: { ...config().agents.ops!, webhook: { url: 'ftp://ops.example/hook' } } };
+    expect(problemsOf(config({ agents: bad }))).toEqual([
+      'agents.ops.webhook.url: must be an http:// or https:// URL',
     ]);
   });
 

@@ -18,7 +18,11 @@ const BILLING_SECRET = 'billing-test-secret-0123456789';
 const config = defineConfig({
   ...freightConfigInput,
   agents: {
-    ...freightConfigInput.agents,
+    // A rate high enough for a thousand long polls at once (the limit itself: webhooks-and-limits.test.ts).
+    [FREIGHT_AGENT]: {
+      ...freightConfigInput.agents[FREIGHT_AGENT]!,
+      rateLimit: { requests: 100_000, per: '1m' },
+    },
     billing: { tools: ['add_note'], channel: 'C0OPS', secret: BILLING_SECRET },
   },
 });
@@ -92,7 +96,12 @@ describe('POST /v1/runs', () => {
   });
 
   it('refuses a plan naming another agent than the one that signed it', async () => {
-    const answer = await stack.agentRequest('POST', PATHS.runs, planBody({ agent: 'billing' }));
+    const note = { tool: 'add_note', args: { ticket_id: '1', note: 'n' } };
+    const answer = await stack.agentRequest(
+      'POST',
+      PATHS.runs,
+      planBody({ agent: 'billing', steps: [note] }),
+    );
     expect(answer.status).toBe(422);
     expect(JSON.stringify(answer.body)).toContain('does not match the signed submission');
   });
