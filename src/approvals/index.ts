@@ -16,7 +16,6 @@ export * from './keys.ts';
 export * from './message-ledger.ts';
 export * from './outcomes.ts';
 export { ApprovalQueries, type QueryOptions } from './queries.ts';
-export { RefusalLog } from './refusal-log.ts';
 export * from './rules.ts';
 export * from './run-evidence.ts';
 export * from './run-view.ts';

@@ -34,8 +34,6 @@ export interface Keys {
   readonly runs: string;
   /** Sorted set of decided run ids whose decision is not yet confirmed enqueued (the outbox). */
   readonly undelivered: string;
-  /** List (newest first, capped): submissions refused before they became runs. */
-  readonly refused: string;
   /** Pub/sub channel announcing each decided run id of an agent, from the commit that decides it. */
   decided(agent: string): string;
   /** Stream: an agent's decisions in the order they were delivered (the decision feed). */
@@ -67,7 +65,6 @@ export function createKeys(prefix = 'cs'): Keys {
     pending: `${prefix}:index:pending`,
     runs: `${prefix}:index:runs`,
     undelivered: `${prefix}:index:undelivered`,
-    refused: `${prefix}:log:refused`,
     decided: (agent) => `${prefix}:decided:${agent}`,
     feed: (agent) => `${prefix}:feed:${agent}`,
     feedChannel: (agent) => `${prefix}:feed-updated:${agent}`,

@@ -9,9 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freightConfigInput } from '../../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT, freightSteps } from '../../examples/freight/plans.ts';
 import { defineConfig } from '../../src/config/index.ts';
+import { generateSigningKey } from '../../src/config/signing-key.ts';
+import {
+  createReceiptSigner,
+  type Decision,
+  keysFromJwks,
+  signDecision,
+  verifyDecisionStep,
+} from '../../src/pipeline/index.ts';
 import { AUTH_HEADERS, PATHS, verifySignedRequest } from '../../src/protocol/index.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
-import { FREIGHT_SECRET } from '../support/stack.ts';
+import { FREIGHT_SECRET, otherSigner, testSigning } from '../support/stack.ts';
 
 interface Received {
   readonly delivery: string;
@@ -71,7 +79,15 @@ beforeAll(async () => {
       [FREIGHT_AGENT]: { ...agent, webhook: { url: receiver.url() }, rateLimit: { requests: 30, per: '1m' } },
     },
   });
-  stack = await botStack('webhooks', { config, webhookRetryDelayMs: 50 });
+  // Rotated keys: decisions are signed with the test key; `otherSigner` was the key before it.
+  stack = await botStack('webhooks', {
+    config,
+    webhookRetryDelayMs: 50,
+    signing: {
+      signer: testSigning.signer,
+      publicKeys: [testSigning.signer.publicKey, otherSigner.publicKey],
+    },
+  });
 });
 afterAll(async () => {
   await stack.stop();
@@ -96,6 +112,32 @@ describe('decision webhooks', () => {
     const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/countersign_webhook_attempts_total\{outcome="delivered"\} [1-9]/);
     expect(metrics).toMatch(/countersign_webhook_attempts_total\{outcome="refused"\} [2-9]/);
+  });
+});
+
+describe('key rotation', () => {
+  it('lists the current and the previous key in the JWKS; receipts of either verify, an unknown kid does not', async () => {
+    const jwks = (await (await fetch(`${stack.baseUrl}${PATHS.jwks}`)).json()) as { keys: { kid: string }[] };
+    expect(jwks.keys.map((key) => key.kid)).toEqual([testSigning.signer.kid, otherSigner.kid]);
+    const keys = keysFromJwks(jwks);
+    if (!keys.ok) throw new Error(keys.message);
+    const runId = randomUUID();
+    const body = JSON.stringify({ runId, agent: FREIGHT_AGENT, expiresIn: '1h', steps: [freightSteps[0]] });
+    await stack.agentRequest('POST', PATHS.runs, body);
+    const decision = (await stack.agentRequest('GET', PATHS.decision(runId, 10))).body as Decision;
+    expect(decision.receipt.kid).toBe(testSigning.signer.kid);
+    const { receipt: _receipt, ...unsigned } = decision;
+    const step = decision.plan!.steps[0]!;
+    const now = Date.now();
+    // Signed before the rotation, with the previous key: still verifies.
+    const before = signDecision(unsigned, otherSigner);
+    expect(verifyDecisionStep(before, step, keys.keys, now)).toMatchObject({ ok: true });
+    // A key nobody listed: refused.
+    const stranger = signDecision(unsigned, createReceiptSigner(generateSigningKey().privateKey));
+    expect(verifyDecisionStep(stranger, step, keys.keys, now)).toMatchObject({
+      ok: false,
+      reason: 'bad_receipt',
+    });
   });
 });
 

@@ -25,7 +25,7 @@ import {
   type SlackEmulator,
 } from '../../src/emulator/index.ts';
 import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
-import { type Countersign, startCountersign } from '../../src/main.ts';
+import { type Countersign, type CountersignSettings, startCountersign } from '../../src/main.ts';
 import { signedHeaders } from '../../src/protocol/index.ts';
 import { bullPrefix, TIMERS_QUEUE, WEBHOOKS_QUEUE } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
@@ -104,6 +104,8 @@ export interface BotStackOptions {
   secrets?: Readonly<Record<string, string>>;
   /** The first webhook retry's delay (tests make it short). */
   webhookRetryDelayMs?: number;
+  /** Countersign's keys (default the test key alone). */
+  signing?: CountersignSettings['signing'];
 }
 
 export async function botStack(name: string, options: BotStackOptions = {}): Promise<BotStack> {
@@ -121,7 +123,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
   const countersign = await startCountersign({
     config: options.config ?? freightConfig,
     secrets: { [FREIGHT_AGENT]: FREIGHT_SECRET, ...options.secrets },
-    signing: testSigning,
+    signing: options.signing ?? testSigning,
     redisUrl: url,
     prefix,
     slack: options.socketMode
