@@ -166,6 +166,23 @@ describe('authentication', () => {
     expect(replayed.status).toBe(401);
   });
 
+  it('lets a flood of replays grow no journal: the same signed submission again is answered, not stored', async () => {
+    const body = planBody();
+    await stack.agentRequest('POST', PATHS.runs, body);
+    const runId = runIdOf(body);
+    const journal = () => stack.countersign.approvals.keys.forRun(runId).journal;
+    const { Redis } = await import('ioredis');
+    const { redisUrl } = await import('../helpers/redis.ts');
+    const redis = new Redis(redisUrl());
+    try {
+      const before = await redis.llen(journal());
+      await Promise.all(Array.from({ length: 50 }, () => stack.agentRequest('POST', PATHS.runs, body)));
+      expect(await redis.llen(journal())).toBe(before);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('counts refusals in /metrics', async () => {
     const metrics = await (await fetch(`${stack.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/countersign_gateway_refusals_total\{reason="bad_signature"\} [1-9]/);
