@@ -8,7 +8,7 @@ import type { KeyObject } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
 import { ApprovalService, DecisionFeed, MessageLedger } from './approvals/index.ts';
-import { type Bot, createBot } from './bot/app.ts';
+import { createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { rateLimitOf } from './config/config-types.ts';
 import { type CountersignConfig, isConfigError } from './config/define-config.ts';
@@ -19,10 +19,13 @@ import { createGateway, DecisionWaiters, RateLimiter } from './gateway/index.ts'
 import { isCountersignError, type ReceiptSigner } from './pipeline/index.ts';
 import {
   createRedisConnection,
+  createRenderQueue,
   createWebhookSink,
   installShutdownHandlers,
   type ReconcileSummary,
+  type RenderQueue,
   reconcileTimers,
+  startRenderWorker,
   startTimersWorker,
   startWebhookWorker,
   TimerScheduler,
@@ -50,6 +53,11 @@ export interface CountersignSettings {
   readonly outboxSweepMs?: number;
   /** The first webhook retry's delay, doubling after (default 10 s). */
   readonly webhookRetryDelayMs?: number;
+  /**
+   * How often runs whose rendering is overdue (marked changed over this long ago) are rendered again
+   * (default 5 s).
+   */
+  readonly repairEveryMs?: number;
 }
 
 export interface Countersign {
@@ -117,7 +125,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     onError,
     recover: async (run) => {
       await timers.schedule(run);
-      await bot.presenter.ensureCard(run);
+      await requestRender(run.runId);
     },
   });
   const bot = createBot({
@@ -133,15 +141,26 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     onError,
     routes: gateway.routes,
   });
-  // What approvals committed, fanned out: timers first (an expiry must not wait for Slack), then
-  // metrics, then Slack.
+  const render = createRenderQueue({ connection: connections.queues, ...approvalsKeys });
+  /** A rendering of the run as it is now (crash recovery, reconciliation, repair). */
+  const requestRender = (runId: string) => render.repair(runId);
+  // What approvals committed, fanned out: timers, metrics, and a rendering on the render queue — none
+  // waits on Slack.
   approvals.onCommitted(async (result) => {
     await timers.onCommitted(result);
     metrics.observe(result);
-    await bot.presenter.show(result);
   });
+  approvals.onChanged((commit) => render.enqueue(commit.runId, commit.revision));
   const workers = [
     startTimersWorker({ connection: connections.timersWorker, service: approvals, ...approvalsKeys, clock }),
+    startRenderWorker({
+      connection: connections.renderWorker,
+      redis,
+      ...approvalsKeys,
+      lockKey: (runId) => `${approvals.keys.forRun(runId).run}:render-lock`,
+      render: (runId, revision) => bot.renderer.converge(runId, revision),
+      log: (line) => onError(new Error(line), 'render worker'),
+    }),
     startWebhookWorker({
       connection: connections.webhooksWorker,
       ...approvalsKeys,
@@ -156,6 +175,15 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     approvals.redeliverUndelivered().catch((error: unknown) => onError(error, 'outbox sweep'));
   }, settings.outboxSweepMs ?? 15_000);
   sweep.unref();
+  // Repair: runs whose committed state Slack may not show (a process died between a commit and its
+  // rendering job) get a rendering — all of them at start, then every `repairEveryMs` those overdue.
+  const repairEvery = settings.repairEveryMs ?? 5_000;
+  const repair = (olderThan: number) =>
+    repairRenderings(approvals, requestRender, olderThan).catch((error: unknown) =>
+      onError(error, 'render repair'),
+    );
+  const repairs = setInterval(() => repair(clock() - repairEvery), repairEvery);
+  repairs.unref();
   await waiters.start();
   await bot.start();
 
@@ -163,11 +191,12 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   const reconciled = reconcile({
     approvals,
     timers,
-    bot,
+    requestRender,
     clock,
     onError,
     stopped: () => stopping !== undefined,
   });
+  void repair(Number.POSITIVE_INFINITY);
   return {
     approvals,
     messages,
@@ -177,12 +206,13 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     stop() {
       stopping ??= (async () => {
         clearInterval(sweep);
+        clearInterval(repairs);
         await Promise.all(workers.map((worker) => worker.close()));
         await reconciled;
         await waiters.close();
         await bot.stop();
         await approvals.drain();
-        await closeAll(timers, webhooks, connections);
+        await closeAll(timers, webhooks, render, connections);
       })();
       return stopping;
     },
@@ -200,6 +230,7 @@ function openConnections(url: string) {
     queues: createRedisConnection(url, { role: 'client', name: 'countersign-queues' }),
     timersWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-timers' }),
     webhooksWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-webhooks' }),
+    renderWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-render' }),
     subscriber: createRedisConnection(url, { role: 'worker', name: 'countersign-long-polls' }),
   };
 }
@@ -207,10 +238,12 @@ function openConnections(url: string) {
 async function closeAll(
   timers: TimerScheduler,
   webhooks: WebhookSink,
+  render: RenderQueue,
   connections: Readonly<Record<string, Redis>>,
 ): Promise<void> {
   await timers.close();
   await webhooks.close();
+  await render.close();
   await Promise.all(Object.values(connections).map((connection) => connection.quit()));
 }
 
@@ -223,11 +256,20 @@ function reporter(metrics: Metrics): (error: unknown, context: string) => void {
   };
 }
 
-/** Boot-time reconciliation in the background: timers and cards for every pending run. */
+/** Runs marked changed before `olderThan` and not shown since: rendered again (their job was lost or failed). */
+async function repairRenderings(
+  approvals: ApprovalService,
+  requestRender: (runId: string) => Promise<void>,
+  olderThan: number,
+): Promise<void> {
+  for (const runId of await approvals.changedRuns(olderThan)) await requestRender(runId);
+}
+
+/** Boot-time reconciliation in the background: timers and a rendering for every pending run. */
 function reconcile(deps: {
   readonly approvals: ApprovalService;
   readonly timers: TimerScheduler;
-  readonly bot: Bot;
+  readonly requestRender: (runId: string) => Promise<void>;
   readonly clock: () => number;
   readonly onError: (error: unknown, context: string) => void;
   readonly stopped: () => boolean;
@@ -236,7 +278,7 @@ function reconcile(deps: {
     service: deps.approvals,
     ensure: async (run) => {
       await deps.timers.ensure(run);
-      await deps.bot.presenter.ensureCard(run);
+      await deps.requestRender(run.runId);
     },
     clock: deps.clock,
     stopped: deps.stopped,

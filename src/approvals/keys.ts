@@ -34,6 +34,11 @@ export interface Keys {
   readonly runs: string;
   /** Sorted set of decided run ids whose decision is not yet confirmed enqueued (the outbox). */
   readonly undelivered: string;
+  /**
+   * Sorted set of run ids whose committed state Slack may not show yet (scored by the commit's time):
+   * marked before each commit, cleared once the run is rendered at its revision. The edges' outbox.
+   */
+  readonly changed: string;
   /** Pub/sub channel announcing each decided run id of an agent, from the commit that decides it. */
   decided(agent: string): string;
   /** Stream: an agent's decisions in the order they were delivered (the decision feed). */
@@ -65,6 +70,7 @@ export function createKeys(prefix = 'cs'): Keys {
     pending: `${prefix}:index:pending`,
     runs: `${prefix}:index:runs`,
     undelivered: `${prefix}:index:undelivered`,
+    changed: `${prefix}:index:changed`,
     decided: (agent) => `${prefix}:decided:${agent}`,
     feed: (agent) => `${prefix}:feed:${agent}`,
     feedChannel: (agent) => `${prefix}:feed-updated:${agent}`,

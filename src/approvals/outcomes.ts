@@ -33,9 +33,9 @@ export async function recordOutcome(
   keys: Keys,
   input: { runId: string; stepId: string; status: 'applying' | 'applied' | 'failed'; detail?: string },
   options: OutcomeOptions,
-): Promise<OutcomeResult> {
+): Promise<{ result: OutcomeResult; revision?: number }> {
   const runKeys = keys.forRun(input.runId);
-  const { attempt } = await commitLoop(redis, runKeys, options.clock, async (snapshot, now) => {
+  const { attempt, revision } = await commitLoop(redis, runKeys, options.clock, async (snapshot, now) => {
     if (snapshot.fields === undefined || snapshot.current === undefined) {
       return { result: { kind: 'not_found' } as OutcomeResult };
     }
@@ -73,7 +73,7 @@ export async function recordOutcome(
       );
     return { commit, result: { kind: 'recorded', outcome } as OutcomeResult };
   });
-  return attempt.result;
+  return { result: attempt.result, ...(revision === undefined ? {} : { revision }) };
 }
 
 /** Outcomes reported per step, with `uncertain` derived. */

@@ -42,6 +42,26 @@ export class ApprovalQueries {
     return state === undefined ? undefined : projectRun(this.config, runId, state);
   }
 
+  /** The run as people see it now and the revision it was read at (what a rendering of it shows). */
+  async getRunRevision(runId: string): Promise<{ run: RunView; revision: number } | undefined> {
+    const snapshot = await loadRun(this.redis, this.keys.forRun(runId));
+    const state = stateOf(snapshot);
+    return state === undefined
+      ? undefined
+      : { run: projectRun(this.config, runId, state), revision: Number(snapshot.rev) };
+  }
+
+  /** When the run was last marked changed (ms), or undefined when Slack shows its state. */
+  async changedMark(runId: string): Promise<number | undefined> {
+    const score = await this.redis.zscore(this.keys.changed, runId);
+    return score === null ? undefined : Number(score);
+  }
+
+  /** Runs whose committed state the edges may not show yet, marked before `olderThan` (ms), oldest first. */
+  async changedRuns(olderThan: number, limit = 500): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.changed, '-inf', olderThan, 'LIMIT', 0, limit);
+  }
+
   /** The agent a run belongs to, or undefined for an unknown run id (one field read). */
   async agentOf(runId: string): Promise<string | undefined> {
     return (await this.redis.hget(this.keys.forRun(runId).run, 'agent')) ?? undefined;

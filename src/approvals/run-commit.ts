@@ -110,8 +110,11 @@ export class RunCommit {
     return this;
   }
 
-  /** Commits; false when the run changed since the snapshot (the caller re-reads and decides again). */
-  async exec(redis: Redis): Promise<boolean> {
+  /**
+   * Commits; the run's new revision, or undefined when the run changed since the snapshot (the caller
+   * re-reads and decides again).
+   */
+  async exec(redis: Redis): Promise<number | undefined> {
     const runFields = {
       ...this.runUpdate,
       journal_seq: String(this.journalSeq),
@@ -125,7 +128,7 @@ export class RunCommit {
       String(args.length),
       ...args.map(String),
     ]);
-    const [committed] = await withCommit(redis).csCommit(
+    const [committed, revision] = await withCommit(redis).csCommit(
       keys.length,
       ...keys,
       this.snapshot.rev,
@@ -133,7 +136,7 @@ export class RunCommit {
       this.publication?.[1] ?? '',
       ...flatOps,
     );
-    return committed === 1;
+    return committed === 1 ? Number(revision) : undefined;
   }
 }
 
@@ -170,14 +173,15 @@ export async function commitLoop<R, A extends Attempt<R>>(
   decide: (snapshot: RunSnapshot, now: number) => A | Promise<A>,
   beforeCommit?: (attempt: A, now: number) => Promise<void>,
   options: { readonly expectAbsent?: boolean } = {},
-): Promise<{ attempt: A; snapshot: RunSnapshot; now: number; committed: boolean }> {
+): Promise<{ attempt: A; snapshot: RunSnapshot; now: number; committed: boolean; revision?: number }> {
   for (let round = 0; round < MAX_ATTEMPTS; round++) {
     const snapshot = round === 0 && options.expectAbsent === true ? ABSENT : await loadRun(redis, keys);
     const now = clock();
     const attempt = await decide(snapshot, now);
     if (attempt.commit === undefined) return { attempt, snapshot, now, committed: false };
     await beforeCommit?.(attempt, now);
-    if (await attempt.commit.exec(redis)) return { attempt, snapshot, now, committed: true };
+    const revision = await attempt.commit.exec(redis);
+    if (revision !== undefined) return { attempt, snapshot, now, committed: true, revision };
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (round + 1)));
   }
   throw new CountersignError(

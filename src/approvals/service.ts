@@ -33,8 +33,17 @@ export interface ApprovalServiceOptions extends QueryOptions {
   readonly onError?: (error: unknown, context: string) => void;
 }
 
-/** Sees every committed result, after its decision (if any) was handed to delivery. */
-export type CommittedListener = (result: UseCaseResult) => Promise<void> | void;
+/** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
+/** Sees each commit that changes what people see of a run, by run and revision. */
+export type ChangeListener = (commit: {
+  readonly runId: string;
+  readonly revision: number;
+}) => Promise<void> | void;
+
+export type CommittedListener = (
+  result: UseCaseResult,
+  commit: { readonly runId: string; readonly revision: number },
+) => Promise<void> | void;
 
 /**
  * How a command hands its committed result to the listeners. By default it awaits them, and a
@@ -52,11 +61,18 @@ export type ClickAnswer =
   | { readonly ok: true; readonly run: RunView }
   | { readonly ok: false; readonly refusal: UseCaseResult };
 
+/** KEYS[1] the `changed` set; ARGV[1] the run; ARGV[2] the newest mark the renderer saw. Removes the run when not marked later. */
+const CLEAR_IF_NOT_NEWER = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) <= tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0`;
+
 export class ApprovalService extends ApprovalQueries {
   private readonly sign: DecisionSigner;
   private readonly outbox: Outbox;
   private readonly onError: (error: unknown, context: string) => void;
   private readonly listeners: CommittedListener[] = [];
+  private readonly changeListeners: ChangeListener[] = [];
   private readonly deferred = new Set<Promise<void>>();
 
   constructor(options: ApprovalServiceOptions) {
@@ -70,6 +86,14 @@ export class ApprovalService extends ApprovalQueries {
       ...(options.deliver === undefined ? {} : { deliver: options.deliver }),
       onError: this.onError,
     });
+  }
+
+  /**
+   * Adds a listener for every commit that changes what people see of a run — each use case's and each
+   * step outcome an agent reports — after the `onCommitted` listeners (the render queue listens here).
+   */
+  onChanged(listener: ChangeListener): void {
+    this.changeListeners.push(listener);
   }
 
   /** Adds a listener for committed results; returns a function that removes it. */
@@ -147,13 +171,17 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** The agent reports a step's outcome; see `recordOutcome` in outcomes.ts. */
-  recordOutcome(input: {
+  async recordOutcome(input: {
     runId: string;
     stepId: string;
     status: 'applying' | 'applied' | 'failed';
     detail?: string;
   }): Promise<OutcomeResult> {
-    return recordOutcome(this.redis, this.keys, input, this.outcomeOptions());
+    // Marked before the commit, like every change people see: the card shows outcomes.
+    await this.redis.zadd(this.keys.changed, this.clock(), input.runId);
+    const { result, revision } = await recordOutcome(this.redis, this.keys, input, this.outcomeOptions());
+    if (revision !== undefined) await this.announceChange({ runId: input.runId, revision });
+    return result;
   }
 
   /**
@@ -178,6 +206,14 @@ export class ApprovalService extends ApprovalQueries {
   /** Waits for deferred listeners to finish (before closing connections). */
   async drain(): Promise<void> {
     while (this.deferred.size > 0) await Promise.allSettled([...this.deferred]);
+  }
+
+  /**
+   * Clears the run's `changed` mark once Slack shows `revision` — unless a later commit marked it
+   * again meanwhile (its score is then newer than `markedBy`).
+   */
+  async markShown(runId: string, markedBy: number): Promise<void> {
+    await this.redis.eval(CLEAR_IF_NOT_NEWER, 1, this.keys.changed, runId, String(markedBy));
   }
 
   /** The outbox sweep: delivers decisions committed but not confirmed delivered. Returns how many. */
@@ -228,26 +264,31 @@ export class ApprovalService extends ApprovalQueries {
     useCase: (ctx: UseCaseContext, snapshot: RunSnapshot) => Attempt<R>,
     options: PublishOptions & { readonly expectAbsent?: boolean; readonly quiet?: boolean } = {},
   ): Promise<R> {
-    const { attempt, snapshot, now, committed } = await commitLoop(
+    const { attempt, snapshot, now, committed, revision } = await commitLoop(
       this.redis,
       this.keys.forRun(runId),
       this.clock,
       (read, at) => useCase({ config: this.config, keys: this.keys, now: at, sign: this.sign }, read),
       async (pending, at) => {
-        // Into the outbox before the commit, so a crash right after it still gets the decision delivered.
-        if (pending.decision !== undefined) await this.outbox.hold(runId, at);
+        // Into the outboxes before the commit, so a crash right after it still gets the decision
+        // delivered and Slack brought up to date (the repair loop finds the run in `changed`).
+        const marks: Promise<unknown>[] = [];
+        if (pending.decision !== undefined) marks.push(this.outbox.hold(runId, at));
+        if (!options.quiet) marks.push(this.redis.zadd(this.keys.changed, at, runId));
+        await Promise.all(marks);
       },
       options,
     );
-    if (!committed) return attempt.result;
+    if (!committed || revision === undefined) return attempt.result;
     await this.afterCommit(runId, snapshot, attempt as Attempt<R & UseCaseResult>, now);
     if (options.quiet) return attempt.result;
     const result = attempt.result as UseCaseResult;
+    const commit = { runId, revision };
     if (!options.deferPublish) {
-      await this.publish(result);
+      await this.publish(result, commit);
       return attempt.result;
     }
-    const running = this.publish(result)
+    const running = this.publish(result, commit)
       .catch((error: unknown) => this.onError(error, `showing the committed ${result.kind}`))
       .finally(() => this.deferred.delete(running));
     this.deferred.add(running);
@@ -276,15 +317,27 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** Every listener sees the result, in order; the first failure is thrown once all have run. */
-  private async publish(result: UseCaseResult): Promise<void> {
+  private async publish(
+    result: UseCaseResult,
+    commit: { readonly runId: string; readonly revision: number },
+  ): Promise<void> {
     let failure: { error: unknown } | undefined;
     for (const listener of this.listeners) {
       try {
-        await listener(result);
+        await listener(result, commit);
       } catch (error) {
         failure ??= { error };
       }
     }
+    try {
+      await this.announceChange(commit);
+    } catch (error) {
+      failure ??= { error };
+    }
     if (failure !== undefined) throw failure.error;
+  }
+
+  private async announceChange(commit: { readonly runId: string; readonly revision: number }): Promise<void> {
+    for (const listener of this.changeListeners) await listener(commit);
   }
 }

@@ -6,8 +6,9 @@ import { InFlight } from './in-flight.ts';
 import { registerListeners } from './listeners/index.ts';
 import type { Metrics } from './metrics.ts';
 import { Presenter } from './presenter.ts';
+import { Renderer } from './renderer.ts';
 import { botRoutes } from './routes.ts';
-import { SlackGateway } from './slack-gateway.ts';
+import { createSlackClients, SLACK_TIMEOUT_MS, SlackGateway } from './slack-gateway.ts';
 
 export interface BotOptions {
   readonly botToken: string;
@@ -33,6 +34,8 @@ export interface BotOptions {
 export interface Bot {
   readonly app: App;
   readonly presenter: Presenter;
+  /** Brings Slack up to a run's committed state (the render queue's worker calls it). */
+  readonly renderer: Renderer;
   readonly gateway: SlackGateway;
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -53,7 +56,10 @@ export function createBot(options: BotOptions): Bot {
     ...(options.signingSecret === undefined ? {} : { signingSecret: options.signingSecret }),
     port: options.port,
     logLevel: LOG_LEVELS[options.logLevel],
-    clientOptions: options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl },
+    clientOptions: {
+      ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
+      timeout: SLACK_TIMEOUT_MS,
+    },
     customRoutes: [
       ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
       ...(options.routes ?? []),
@@ -62,8 +68,16 @@ export function createBot(options: BotOptions): Bot {
   });
   const inFlight = new InFlight();
   app.use(inFlight.middleware);
-  const gateway = new SlackGateway(app.client, Presenter.ledger(options.approvals, options.messages));
-  const presenter = new Presenter({
+  const gateway = new SlackGateway(
+    createSlackClients({
+      token: options.botToken,
+      logLevel: LOG_LEVELS[options.logLevel],
+      main: app.client,
+      ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
+    }),
+  );
+  const presenter = new Presenter({ gateway, clock });
+  const renderer = new Renderer({
     runs: options.approvals,
     messages: options.messages,
     gateway,
@@ -83,6 +97,7 @@ export function createBot(options: BotOptions): Bot {
   return {
     app,
     presenter,
+    renderer,
     gateway,
     start: async () => {
       await app.start(options.port);
@@ -108,7 +123,10 @@ function socketModeOptions(options: Pick<BotOptions, 'appToken' | 'apiUrl' | 'po
     appToken: options.appToken,
     installerOptions: {
       port: options.port,
-      clientOptions: options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl },
+      clientOptions: {
+        ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
+        timeout: SLACK_TIMEOUT_MS,
+      },
     },
   };
 }

@@ -1,6 +1,10 @@
 import type { Block, KnownBlock, ModalView } from '@slack/types';
-import type { WebClient } from '@slack/web-api';
+import { ErrorCode, type LogLevel, type WebAPIPlatformError, WebClient } from '@slack/web-api';
 import { z } from 'zod';
+import type { MessageRef } from '../approvals/message-ledger.ts';
+import { CountersignError } from '../pipeline/index.ts';
+
+export type { MessageRef };
 
 /** A message as views/ builds it: fallback text plus blocks. */
 export interface SlackMessage {
@@ -8,18 +12,59 @@ export interface SlackMessage {
   readonly blocks: readonly (KnownBlock | Block)[];
 }
 
-import type { MessageRef } from '../approvals/message-ledger.ts';
-import { CountersignError } from '../pipeline/index.ts';
-
-export type { MessageRef };
-
-/** Where the card of each run was posted; the approval store keeps it (see ApprovalService.recordPosted). */
-export interface CardLedger {
-  cardOf(runId: string): Promise<MessageRef | undefined>;
-  recordCard(runId: string, version: number, ref: MessageRef): Promise<void>;
+/** What Countersign writes into a message's metadata so it can find the message again. */
+export interface MessageTag {
+  readonly runId: string;
+  /** The message's name in the run's ledger (`card`, `diff:v2`, `escalation:…`). */
+  readonly name: string;
 }
 
+/** The clients the gateway uses, each configured for one kind of call (see `createSlackClients`). */
+export interface SlackClients {
+  /** Updates, ephemerals, history, DMs: retried by @slack/web-api (they are idempotent), with a timeout. */
+  readonly main: WebClient;
+  /** `chat.postMessage` only: never retried blindly (a retry after an unknown outcome posts twice). */
+  readonly posts: WebClient;
+  /** `views.open` only: never waits behind back-off; a trigger id dies 3 s after the click. */
+  readonly modals: WebClient;
+}
+
+/** No Slack call may hang a rendering or a listener for longer than this. */
+export const SLACK_TIMEOUT_MS = 10_000;
+/** Slack refuses a trigger id 3 s after the click: a form that cannot open by then is not opened. */
+const MODAL_TIMEOUT_MS = 2_500;
+
+/**
+ * The gateway's clients: `main` (the Bolt app's, for idempotent calls: retried, with a timeout), one
+ * that never retries for posting (a retry after an unknown outcome posts twice), and one for opening
+ * modals that neither retries nor waits out rate-limit back-off.
+ */
+export function createSlackClients(options: {
+  readonly token: string;
+  readonly apiUrl?: string;
+  readonly logLevel?: LogLevel;
+  /** The client for idempotent calls; by default one with @slack/web-api's retries and the timeout. */
+  readonly main?: WebClient;
+}): SlackClients {
+  const base = {
+    ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
+    ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
+  };
+  return {
+    main: options.main ?? new WebClient(options.token, { ...base, timeout: SLACK_TIMEOUT_MS }),
+    posts: new WebClient(options.token, { ...base, timeout: SLACK_TIMEOUT_MS, retryConfig: { retries: 0 } }),
+    modals: new WebClient(options.token, {
+      ...base,
+      timeout: MODAL_TIMEOUT_MS,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+    }),
+  };
+}
+
+/** The card's metadata type (kept from before other messages were tagged; cards keep it). */
 const CARD_EVENT = 'countersign_card';
+const MESSAGE_EVENT = 'countersign_message';
 
 const historySchema = z.object({
   messages: z
@@ -32,65 +77,71 @@ const historySchema = z.object({
       }),
     )
     .default([]),
+  response_metadata: z.object({ next_cursor: z.string().optional() }).optional(),
 });
 
+/** How many pages of history a search reads at most (200 messages each). */
+const SEARCH_PAGES = 10;
+
 /**
- * The one module that talks to Slack's Web API (chat.*, views.*, conversations.*). It relies on
- * @slack/web-api for retries and 429 handling, and posts each run's card at most once: the ledger
- * remembers its ts, and after an unknown outcome (a timeout, a crash) the channel history is searched
- * for the card by its message metadata before anything is posted again.
+ * The one module that talks to Slack's Web API. Posting is never blindly retried: a post whose outcome
+ * is unknown is looked for — by the metadata every message carries — before it is sent again. Modals
+ * open on a client of their own that answers at once rather than queueing behind rate-limit back-off.
  */
 export class SlackGateway {
-  constructor(
-    private readonly client: WebClient,
-    private readonly ledger: CardLedger,
-  ) {}
+  constructor(private readonly clients: SlackClients) {}
 
-  /**
-   * Shows `message` as the run's card: posts it the first time, updates it in place afterwards.
-   * Returns where the card is.
-   */
-  async showCard(input: {
-    runId: string;
-    version: number;
+  /** Posts a tagged message (in a thread when `threadTs` is given) and returns where it is. */
+  async post(input: {
     channel: string;
+    threadTs?: string;
     message: SlackMessage;
+    tag: MessageTag;
   }): Promise<MessageRef> {
-    const recorded = await this.ledger.cardOf(input.runId);
-    const known = recorded ?? (await this.findCard(input.channel, input.runId));
-    if (known !== undefined) {
-      await this.update(known, input.message);
-      if (recorded === undefined) await this.ledger.recordCard(input.runId, input.version, known);
-      return known;
-    }
-    const posted = await this.client.chat.postMessage({
+    const posted = await this.clients.posts.chat.postMessage({
       channel: input.channel,
+      ...(input.threadTs === undefined ? {} : { thread_ts: input.threadTs }),
       text: input.message.text,
       blocks: [...input.message.blocks],
       unfurl_links: false,
       unfurl_media: false,
-      metadata: { event_type: CARD_EVENT, event_payload: { run_id: input.runId, version: input.version } },
+      metadata: metadataOf(input.tag),
     });
-    const ref = { channel: posted.channel ?? input.channel, ts: posted.ts ?? '' };
-    await this.ledger.recordCard(input.runId, input.version, ref);
-    return ref;
+    return { channel: posted.channel ?? input.channel, ts: posted.ts ?? '' };
   }
 
-  /** Looks for a card already posted for the run (its metadata names the run). */
-  private async findCard(channel: string, runId: string): Promise<MessageRef | undefined> {
-    const history = historySchema.parse(
-      await this.client.conversations.history({ channel, include_all_metadata: true, limit: 100 }),
-    );
-    const found = history.messages.find(
-      (message) =>
-        message.metadata?.event_type === CARD_EVENT && message.metadata.event_payload?.run_id === runId,
-    );
-    return found === undefined ? undefined : { channel, ts: found.ts };
+  /**
+   * The messages posted with `tag` in a channel (or a thread), oldest first. Reads the newest
+   * 2,000 messages (`SEARCH_PAGES` pages of 200) — a post whose answer was lost is among the newest, and
+   * no clock is trusted to bound the search (Slack's and ours may disagree).
+   */
+  async find(input: { channel: string; threadTs?: string; tag: MessageTag }): Promise<MessageRef[]> {
+    const found: { ts: string }[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < SEARCH_PAGES; page++) {
+      const args = {
+        channel: input.channel,
+        include_all_metadata: true,
+        limit: 200,
+        ...(cursor === undefined ? {} : { cursor }),
+      };
+      const answer = historySchema.parse(
+        input.threadTs === undefined
+          ? await this.clients.main.conversations.history(args)
+          : await this.clients.main.conversations.replies({ ...args, ts: input.threadTs }),
+      );
+      for (const message of answer.messages) if (isTagged(message.metadata, input.tag)) found.push(message);
+      cursor = answer.response_metadata?.next_cursor || undefined;
+      if (cursor === undefined) break;
+    }
+    return found
+      .sort((a, b) => Number(a.ts) - Number(b.ts))
+      .map((message) => ({ channel: input.channel, ts: message.ts }));
   }
 
-  /** Replaces a message's content (cards, diff and escalation messages after a decision). */
-  async update(ref: MessageRef, message: SlackMessage): Promise<void> {
-    await this.client.chat.update({
+  /** Replaces a message's content. */
+  async update(ref: Pick<MessageRef, 'channel' | 'ts'>, message: SlackMessage): Promise<void> {
+    await this.clients.main.chat.update({
       channel: ref.channel,
       ts: ref.ts,
       text: message.text,
@@ -98,50 +149,75 @@ export class SlackGateway {
     });
   }
 
-  /** Posts in a thread (the diff message goes under the card). */
-  async reply(thread: MessageRef, message: SlackMessage): Promise<MessageRef> {
-    const posted = await this.client.chat.postMessage({
-      channel: thread.channel,
-      thread_ts: thread.ts,
-      text: message.text,
-      blocks: [...message.blocks],
-      unfurl_links: false,
-      unfurl_media: false,
-    });
-    return { channel: posted.channel ?? thread.channel, ts: posted.ts ?? '' };
-  }
-
-  /** Posts a message to a channel or an open DM. */
-  async post(channel: string, message: SlackMessage): Promise<MessageRef> {
-    const posted = await this.client.chat.postMessage({
-      channel,
-      text: message.text,
-      blocks: [...message.blocks],
-      unfurl_links: false,
-      unfurl_media: false,
-    });
-    return { channel: posted.channel ?? channel, ts: posted.ts ?? '' };
-  }
-
   /** A private answer only `user` sees (refusals, explanations). */
   async whisper(channel: string, user: string, message: SlackMessage): Promise<void> {
-    await this.client.chat.postEphemeral({ channel, user, text: message.text, blocks: [...message.blocks] });
+    await this.clients.main.chat.postEphemeral({
+      channel,
+      user,
+      text: message.text,
+      blocks: [...message.blocks],
+    });
   }
 
   /** Opens a DM with one or more people and returns its channel id. */
   async openDm(users: readonly string[]): Promise<string> {
-    const opened = await this.client.conversations.open({ users: users.join(',') });
+    const opened = await this.clients.main.conversations.open({ users: users.join(',') });
     const id = opened.channel?.id;
     if (id === undefined)
       throw new CountersignError('slack_unexpected', 'conversations.open returned no channel');
     return id;
   }
 
-  async openModal(triggerId: string, view: ModalView): Promise<void> {
-    await this.client.views.open({ trigger_id: triggerId, view });
+  /**
+   * Opens a modal for a click's trigger id. Slack refuses a trigger id 3 s after the click, so this
+   * never waits: a refusal, a rate limit or no answer in time is `too_late` (tell the person to try
+   * again) rather than a form that would open late or not at all.
+   */
+  async openModal(triggerId: string, view: ModalView): Promise<'opened' | 'too_late'> {
+    try {
+      await this.clients.modals.views.open({ trigger_id: triggerId, view });
+      return 'opened';
+    } catch {
+      return 'too_late';
+    }
   }
 
   async updateModal(viewId: string, view: ModalView, hash?: string): Promise<void> {
-    await this.client.views.update({ view_id: viewId, view, ...(hash === undefined ? {} : { hash }) });
+    await this.clients.main.views.update({ view_id: viewId, view, ...(hash === undefined ? {} : { hash }) });
   }
+}
+
+function metadataOf(tag: MessageTag) {
+  return tag.name === 'card'
+    ? { event_type: CARD_EVENT, event_payload: { run_id: tag.runId } }
+    : { event_type: MESSAGE_EVENT, event_payload: { run_id: tag.runId, name: tag.name } };
+}
+
+function isTagged(
+  metadata: { event_type: string; event_payload?: Record<string, unknown> | undefined } | undefined,
+  tag: MessageTag,
+): boolean {
+  if (metadata?.event_payload?.run_id !== tag.runId) return false;
+  if (tag.name === 'card') return metadata.event_type === CARD_EVENT;
+  return metadata.event_type === MESSAGE_EVENT && metadata.event_payload.name === tag.name;
+}
+
+/** Slack errors worth trying again later: everything else Slack answers is an answer. */
+const TRANSIENT = new Set([
+  'ratelimited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+]);
+
+/**
+ * The Slack error code of a call Slack refused for good — a channel the bot is not in, a deleted
+ * message, blocks it will not take — or undefined for a failure worth retrying (5xx, 429, a timeout).
+ */
+export function refusedForGood(error: unknown): string | undefined {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== ErrorCode.PlatformError)
+    return undefined;
+  const code = (error as WebAPIPlatformError).data.error;
+  return TRANSIENT.has(code) ? undefined : code;
 }

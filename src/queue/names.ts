@@ -8,6 +8,21 @@
 export const TIMERS_QUEUE = 'timers';
 /** Decision webhooks. */
 export const WEBHOOKS_QUEUE = 'webhooks';
+/** Slack renderings: one job per run revision, run one at a time per run. */
+export const RENDER_QUEUE = 'render';
+
+/** Every queue Countersign runs (for tools that list or clear them). */
+export const QUEUES = [TIMERS_QUEUE, WEBHOOKS_QUEUE, RENDER_QUEUE] as const;
+
+/** The rendering of a run at a revision: a second commit of the same revision adds nothing. */
+export function renderJobId(runId: string, revision: number): string {
+  return `render-${runId}-r${revision}`;
+}
+
+/** The repair loop's rendering of a run: at most one waiting per run, however often the loop finds it. */
+export function repairJobId(runId: string): string {
+  return `render-${runId}-repair`;
+}
 
 /** One webhook delivery per decision: its job id, which is also the delivery id the receiver sees. */
 export function webhookJobId(runId: string): string {

@@ -110,6 +110,15 @@ export function nextChainJob(
   return chain[index + 1];
 }
 
+/** The chain steps that fired for the run's current version, in firing order (what Slack should show). */
+export function firedChainSteps(policy: EscalationPolicy | undefined, run: TimerSubject): ChainStep[] {
+  const fired = lastFired(run);
+  if (fired === undefined) return [];
+  const steps = escalationChain(policy, run).map((job) => chainStepOf(job.data));
+  const index = steps.findIndex((step) => chainStepKey(step) === fired);
+  return index < 0 ? [] : steps.slice(0, index + 1);
+}
+
 /**
  * The key of the last chain step that fired for the run's current version. Runs stored before the
  * service recorded it: the level it last escalated to, if that happened since the version began.

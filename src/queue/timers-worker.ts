@@ -1,7 +1,7 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { bullPrefix, TIMERS_QUEUE } from './names.ts';
-import { type SupervisedWorker, supervise } from './supervised-worker.ts';
+import { CRASH_RECOVERY, type SupervisedWorker, supervise } from './supervised-worker.ts';
 import type { TimerJobData } from './timer-plan.ts';
 import { createTimerProcessor, type TimerDependencies, type TimerSummary } from './timers.ts';
 
@@ -45,6 +45,7 @@ export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? 'cs'),
       concurrency: options.concurrency ?? 32,
+      ...CRASH_RECOVERY,
     },
   );
   return supervise(worker, 'timers', options.log);

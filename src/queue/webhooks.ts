@@ -16,7 +16,7 @@ import { z } from 'zod';
 import type { Decision } from '../pipeline/index.ts';
 import { AUTH_HEADERS, signedHeaders } from '../protocol/index.ts';
 import { bullPrefix, WEBHOOKS_QUEUE, webhookJobId } from './names.ts';
-import { type SupervisedWorker, supervise } from './supervised-worker.ts';
+import { CRASH_RECOVERY, type SupervisedWorker, supervise } from './supervised-worker.ts';
 
 export const WEBHOOK_JOB_OPTIONS = {
   attempts: 12,
@@ -141,6 +141,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): SupervisedWor
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? 'cs'),
       concurrency: options.concurrency ?? 16,
+      ...CRASH_RECOVERY,
     },
   );
   return supervise(worker, 'webhooks', options.log);

@@ -39,7 +39,7 @@ describe('the freight plan over HTTP, with real signing, the emulator and real R
     expect(actionIds(card.blocks)).toEqual(['approve', 'reject', 'edit']);
     expect(card.metadata).toMatchObject({
       event_type: 'countersign_card',
-      event_payload: { run_id: runId, version: 1 },
+      event_payload: { run_id: runId },
     });
 
     const answer = await stack.click('U0OP1', card, 'approve');

@@ -1,67 +1,76 @@
 import { describe, expect, it } from 'vitest';
-import { type CardLedger, type MessageRef, SlackGateway } from '../../src/bot/slack-gateway.ts';
-import { emulatorClient, useSlackEmulator } from '../helpers/slack-emulator.ts';
+import { createSlackClients, SlackGateway } from '../../src/bot/slack-gateway.ts';
+import { useSlackEmulator } from '../helpers/slack-emulator.ts';
 
 const env = useSlackEmulator();
 
-/** An in-memory ledger; a test clears it to play a process that lost the record of a post. */
-function memoryLedger(): CardLedger & { cards: Map<string, MessageRef> } {
-  const cards = new Map<string, MessageRef>();
-  return {
-    cards,
-    cardOf: async (runId) => cards.get(runId),
-    recordCard: async (runId, _version, ref) => {
-      cards.set(runId, ref);
-    },
-  };
-}
+const gateway = () =>
+  new SlackGateway(createSlackClients({ token: env.slack.botToken, apiUrl: env.slack.url }));
 
 const message = (text: string) => ({
   text,
   blocks: [{ type: 'section' as const, text: { type: 'mrkdwn' as const, text } }],
 });
 
-describe('SlackGateway.showCard: one card per run', () => {
-  it('posts the first time, with metadata naming the run, and updates in place after', async () => {
-    const ledger = memoryLedger();
-    const gateway = new SlackGateway(emulatorClient(env.slack), ledger);
-    const first = await gateway.showCard({
-      runId: 'run-a',
-      version: 1,
+describe('SlackGateway: every message it posts can be found again', () => {
+  it('tags the card with the run and every other message with the run and its name', async () => {
+    const slack = gateway();
+    const card = await slack.post({
       channel: 'C0OPS',
-      message: message('v1'),
+      message: message('card'),
+      tag: { runId: 'run-a', name: 'card' },
     });
-    const second = await gateway.showCard({
-      runId: 'run-a',
-      version: 2,
+    await slack.post({
       channel: 'C0OPS',
-      message: message('v2'),
+      threadTs: card.ts,
+      message: message('diff'),
+      tag: { runId: 'run-a', name: 'diff:v2' },
     });
-    expect(second).toEqual(first);
-    const cards = env.slack.state.messages('C0OPS');
-    expect(cards).toHaveLength(1);
-    expect(cards[0]?.text).toBe('v2');
-    expect(cards[0]?.metadata).toMatchObject({
-      event_type: 'countersign_card',
-      event_payload: { run_id: 'run-a' },
+    const [posted] = env.slack.state.messages('C0OPS');
+    expect(posted?.metadata).toEqual({ event_type: 'countersign_card', event_payload: { run_id: 'run-a' } });
+    const [reply] = env.slack.state.replies('C0OPS', card.ts);
+    expect(reply?.metadata).toEqual({
+      event_type: 'countersign_message',
+      event_payload: { run_id: 'run-a', name: 'diff:v2' },
     });
   });
 
-  it('after an unknown outcome (the post went through, its ts was never recorded) finds the card by metadata instead of posting again', async () => {
-    const ledger = memoryLedger();
-    const gateway = new SlackGateway(emulatorClient(env.slack), ledger);
-    await gateway.showCard({ runId: 'run-b', version: 1, channel: 'C0OPS', message: message('v1') });
-    ledger.cards.clear(); // as if the process died between chat.postMessage and recording its ts
-    const again = await gateway.showCard({
-      runId: 'run-b',
-      version: 1,
+  it('finds a tagged message under hundreds of newer ones, and a reply in its thread, and nothing of another run', async () => {
+    const slack = gateway();
+    const card = await slack.post({
       channel: 'C0OPS',
-      message: message('v1 again'),
+      message: message('card'),
+      tag: { runId: 'run-b', name: 'card' },
     });
-    const cards = env.slack.state.messages('C0OPS');
-    expect(cards).toHaveLength(1);
-    expect(again.ts).toBe(cards[0]?.ts);
-    expect(cards[0]?.text).toBe('v1 again');
-    expect(ledger.cards.get('run-b')).toEqual(again);
+    await slack.post({
+      channel: 'C0OPS',
+      threadTs: card.ts,
+      message: message('d'),
+      tag: { runId: 'run-b', name: 'diff:v2' },
+    });
+    for (let i = 0; i < 450; i++)
+      await env.client.chat.postMessage({ channel: 'C0OPS', text: `chatter ${i}` });
+    await slack.post({ channel: 'C0OPS', message: message('other'), tag: { runId: 'run-c', name: 'card' } });
+
+    expect(await slack.find({ channel: 'C0OPS', tag: { runId: 'run-b', name: 'card' } })).toEqual([
+      { channel: 'C0OPS', ts: card.ts },
+    ]);
+    const [diff] = await slack.find({
+      channel: 'C0OPS',
+      threadTs: card.ts,
+      tag: { runId: 'run-b', name: 'diff:v2' },
+    });
+    expect(diff?.ts).toBe(env.slack.state.replies('C0OPS', card.ts)[0]?.ts);
+    expect(await slack.find({ channel: 'C0OPS', tag: { runId: 'run-b', name: 'diff:v3' } })).toEqual([]);
+    expect(await slack.find({ channel: 'C0OPS', tag: { runId: 'run-d', name: 'card' } })).toEqual([]);
+  });
+
+  it('answers "too_late" for a trigger id Slack refuses, instead of throwing', async () => {
+    const view = {
+      type: 'modal' as const,
+      title: { type: 'plain_text' as const, text: 'Edit' },
+      blocks: [],
+    };
+    expect(await gateway().openModal('not-a-trigger', view)).toBe('too_late');
   });
 });

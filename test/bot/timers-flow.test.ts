@@ -354,7 +354,7 @@ describe('an escalation channel the bot cannot post to', () => {
         LEVEL_2,
       ]);
       expect(
-        Object.keys(await bare.countersign.messages.all(runId)).filter((name) =>
+        Object.keys((await bare.countersign.messages.all(runId)).recorded).filter((name) =>
           name.endsWith(ESCALATION_CHANNEL),
         ),
       ).toEqual([]);

@@ -18,10 +18,10 @@ import {
   DEFAULT_USERS,
   type SlackEmulator,
 } from '../../src/emulator/index.ts';
-import { bullPrefix, TIMERS_QUEUE, WEBHOOKS_QUEUE } from '../../src/queue/index.ts';
+import { bullPrefix, QUEUES, TIMERS_QUEUE } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
 import { startBotChild } from '../support/bot-child.ts';
-import { actionIds, visibleText } from '../support/slack-blocks.ts';
+import { actionIds, cardRunId, visibleText } from '../support/slack-blocks.ts';
 import { eventually, FREIGHT_SECRET, stackPrefix, testSigning } from '../support/stack.ts';
 import { ESCALATION_CHANNELS } from '../support/timers-config.ts';
 
@@ -52,7 +52,7 @@ afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   await client.close();
   await slack.stop();
-  for (const name of [TIMERS_QUEUE, WEBHOOKS_QUEUE]) {
+  for (const name of QUEUES) {
     const queue = new Queue(name, { connection: redis, prefix: bullPrefix(prefix) });
     await queue.obliterate({ force: true });
     await queue.close();
@@ -84,7 +84,7 @@ describe('a bot killed with a pending run (SIGKILL, a real child process)', () =
       expiresIn: '3s',
     });
     const card = await eventually(async () =>
-      slack.state.messages('C0OPS').find((message) => message.metadata?.event_payload.run_id === runId),
+      slack.state.messages('C0OPS').find((message) => cardRunId(message) === runId),
     );
     expect(actionIds(card.blocks)).toEqual(['approve', 'reject', 'edit']);
     const timers = new Queue(TIMERS_QUEUE, { connection: redis, prefix: bullPrefix(prefix) });

@@ -102,9 +102,13 @@ describe('the demo page in Chromium', () => {
     await waitForText(card, 'freight-ops plan, 3 steps — approved');
     await waitForText(card, 'Approved by @Dana Ortiz');
     expect(await card.getByRole('button').count()).toBe(0);
-    await shoot(card, 'card-approved.png');
 
     const { decision, executed } = await agent.result;
+    // The agent reported each step: the card shows it (the last of its renderings).
+    await expect
+      .poll(async () => ((await card.textContent()) ?? '').split('Done at').length - 1, { timeout: 15_000 })
+      .toBe(3);
+    await shoot(card, 'card-approved.png');
     expect(decision.status).toBe('approved');
     expect(executed).toEqual(['s1', 's2', 's3']);
     expect(agent.lines).toContain('decision: approved by U0OP1');

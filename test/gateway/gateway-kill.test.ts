@@ -18,9 +18,10 @@ import {
   DEFAULT_USERS,
   type SlackEmulator,
 } from '../../src/emulator/index.ts';
-import { bullPrefix, TIMERS_QUEUE, WEBHOOKS_QUEUE } from '../../src/queue/index.ts';
+import { bullPrefix, QUEUES } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
 import { startBotChild } from '../support/bot-child.ts';
+import { cardRunId } from '../support/slack-blocks.ts';
 import { FREIGHT_SECRET, stackPrefix, testSigning } from '../support/stack.ts';
 import { ESCALATION_CHANNELS } from '../support/timers-config.ts';
 
@@ -55,7 +56,7 @@ afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   await client.close();
   await slack.stop();
-  for (const name of [TIMERS_QUEUE, WEBHOOKS_QUEUE]) {
+  for (const name of QUEUES) {
     const queue = new Queue(name, { connection: redis, prefix: bullPrefix(prefix) });
     await queue.obliterate({ force: true });
     await queue.close();
@@ -98,13 +99,13 @@ describe('a server killed while agents submit (SIGKILL, a real child process)', 
     const cards = await waitFor(() => {
       const found = slack.state
         .messages('C0OPS')
-        .filter((message) => runIds.includes(String(message.metadata?.event_payload.run_id)));
+        .filter((message) => runIds.includes(String(cardRunId(message))));
       return found.length >= 30 ? found : undefined;
     });
     await new Promise((resolve) => setTimeout(resolve, 500));
     const perRun = new Map<string, number>();
     for (const card of slack.state.messages('C0OPS')) {
-      const runId = String(card.metadata?.event_payload.run_id);
+      const runId = String(cardRunId(card));
       if (runIds.includes(runId)) perRun.set(runId, (perRun.get(runId) ?? 0) + 1);
     }
     expect(cards.length).toBe(30);

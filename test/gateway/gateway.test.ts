@@ -170,6 +170,7 @@ describe('authentication', () => {
     const body = planBody();
     await stack.agentRequest('POST', PATHS.runs, body);
     const runId = runIdOf(body);
+    await stack.rendered(runId); // the card's `posted` entry is journaled by the rendering
     const journal = () => stack.countersign.approvals.keys.forRun(runId).journal;
     const { Redis } = await import('ioredis');
     const { redisUrl } = await import('../helpers/redis.ts');

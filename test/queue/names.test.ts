@@ -4,7 +4,11 @@ import {
   bullPrefix,
   escalateJobId,
   expireJobId,
+  QUEUES,
+  RENDER_QUEUE,
   remindJobId,
+  renderJobId,
+  repairJobId,
   TIMERS_QUEUE,
   WEBHOOKS_QUEUE,
   webhookJobId,
@@ -14,7 +18,8 @@ const RUN = '019d47a8-6e00-7a3c-9f1e-4b2d8c0e1a77';
 
 describe('queue names and job ids', () => {
   it('names the queues of docs/architecture.md §8', () => {
-    expect([TIMERS_QUEUE, WEBHOOKS_QUEUE]).toEqual(['timers', 'webhooks']);
+    expect([TIMERS_QUEUE, WEBHOOKS_QUEUE, RENDER_QUEUE]).toEqual(['timers', 'webhooks', 'render']);
+    expect(QUEUES).toEqual([TIMERS_QUEUE, WEBHOOKS_QUEUE, RENDER_QUEUE]);
   });
 
   it('keeps BullMQ keys under our prefix, in one cluster slot', () => {
@@ -27,6 +32,8 @@ describe('queue names and job ids', () => {
     expect(escalateJobId(RUN, 3, 2)).toBe(`escalate-${RUN}-v3-l2`);
     expect(escalateJobId(RUN, 3, 2, 1)).toBe(`escalate-${RUN}-v3-l2-r1`);
     expect(remindJobId(RUN, 3)).toBe(`remind-${RUN}-v3`);
+    expect(renderJobId(RUN, 12)).toBe(`render-${RUN}-r12`);
+    expect(repairJobId(RUN)).toBe(`render-${RUN}-repair`);
   });
 
   it('never puts a colon in a job id (BullMQ refuses them)', () => {
@@ -35,6 +42,8 @@ describe('queue names and job ids', () => {
       expireJobId(RUN, 1),
       escalateJobId(RUN, 1, 1),
       remindJobId(RUN, 1),
+      renderJobId(RUN, 1),
+      repairJobId(RUN),
     ]) {
       expect(id).not.toContain(':');
     }

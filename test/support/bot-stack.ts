@@ -27,9 +27,10 @@ import {
 import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
 import { type Countersign, type CountersignSettings, startCountersign } from '../../src/main.ts';
 import { signedHeaders } from '../../src/protocol/index.ts';
-import { bullPrefix, TIMERS_QUEUE, WEBHOOKS_QUEUE } from '../../src/queue/index.ts';
+import { bullPrefix, QUEUES } from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
 import { freightConfig } from './freight.ts';
+import { cardRunId } from './slack-blocks.ts';
 import { FREIGHT_SECRET, stackPrefix, testSigning } from './stack.ts';
 
 export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef';
@@ -41,7 +42,10 @@ const EXTRA_USERS = ['U0OP2', 'U0FIN2', 'U0FIN3'].map((id) => ({
 
 export interface BotStack {
   readonly slack: SlackEmulator;
+  /** The running Countersign (a new one after `restart`). */
   readonly countersign: Countersign;
+  /** Stops Countersign if it runs and starts it again on the same Redis prefix, Slack and port. */
+  restart(): Promise<Countersign>;
   /** The freight agent's client, over HTTP to this stack's gateway. */
   readonly client: AgentClient;
   /**
@@ -65,6 +69,8 @@ export interface BotStack {
   card(runId: string): Promise<EmulatedMessage>;
   /** The replies under a card (the diff messages), oldest first. */
   thread(card: EmulatedMessage): readonly EmulatedMessage[];
+  /** Waits until Slack shows the run's committed state (its render cleared the run's `changed` mark). */
+  rendered(runId: string): Promise<void>;
   /** Waits until `predicate` holds (polling), or fails after `timeoutMs`. */
   until<T>(read: () => T | undefined | false, timeoutMs?: number): Promise<T>;
   /** Clicks a button on a message as `userId`; returns the answer (HTTP, or the Socket Mode ack). */
@@ -120,7 +126,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
   const prefix = stackPrefix(name);
   const port = await findFreePort();
   const url = options.redisUrl ?? redisUrl();
-  const countersign = await startCountersign({
+  const settings: CountersignSettings = {
     config: options.config ?? freightConfig,
     secrets: { [FREIGHT_AGENT]: FREIGHT_SECRET, ...options.secrets },
     signing: options.signing ?? testSigning,
@@ -135,7 +141,8 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     ...(options.webhookRetryDelayMs === undefined
       ? {}
       : { webhookRetryDelayMs: options.webhookRetryDelayMs }),
-  });
+  };
+  let countersign = await startCountersign(settings);
   const baseUrl = `http://127.0.0.1:${port}`;
   const client = new AgentClient({
     url: baseUrl,
@@ -196,7 +203,14 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
 
   return {
     slack,
-    countersign,
+    get countersign() {
+      return countersign;
+    },
+    async restart() {
+      await countersign.stop();
+      countersign = await startCountersign(settings);
+      return countersign;
+    },
     client,
     agentRequest,
     eventsUrl,
@@ -207,10 +221,17 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
       until(() =>
         slack.state
           .messages('C0OPS')
-          .find((message) => message.metadata?.event_payload.run_id === runId && message.text.length > 0),
+          .find((message) => cardRunId(message) === runId && message.text.length > 0),
       ),
     thread: (card) => slack.state.replies(card.channel, card.ts).filter((reply) => reply.ts !== card.ts),
     until,
+    async rendered(runId) {
+      const deadline = Date.now() + 10_000;
+      while ((await countersign.approvals.changedMark(runId)) !== undefined) {
+        if (Date.now() > deadline) throw new Error(`botStack.rendered: run ${runId} is still not shown`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
     click,
     modal: (userId) => slack.state.modalStack(userId).at(-1),
     async openModal(userId, message, actionId) {
@@ -262,7 +283,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
 async function removeStackState(url: string, prefix: string): Promise<void> {
   const admin = new Redis(url);
   try {
-    for (const queue of [TIMERS_QUEUE, WEBHOOKS_QUEUE]) {
+    for (const queue of QUEUES) {
       const q = new Queue(queue, { connection: admin, prefix: bullPrefix(prefix) });
       await q.obliterate({ force: true });
       await q.close();

@@ -100,3 +100,14 @@ const viewSubmissionAnswer = z.object({
 export function submissionAnswer(body: unknown): z.output<typeof viewSubmissionAnswer> {
   return viewSubmissionAnswer.parse(body);
 }
+
+/** The run a message is the card of (its metadata says so), or undefined for any other message. */
+export function cardRunId(message: {
+  readonly metadata?:
+    | { readonly event_type: string; readonly event_payload: Record<string, unknown> }
+    | undefined;
+}): string | undefined {
+  if (message.metadata?.event_type !== 'countersign_card') return undefined;
+  const runId = message.metadata.event_payload.run_id;
+  return typeof runId === 'string' ? runId : undefined;
+}

@@ -1,0 +1,317 @@
+/**
+ * Makes Slack show what approvals committed (docs/architecture.md §9). `converge(runId)` reads the run
+ * as it is now and brings every message that shows it up to date: the card (posted once, updated in
+ * place), the diff message of the current version in the card's thread, the escalation and reminder
+ * messages of the chain steps that fired, and the decided or superseded state on all of them. It is
+ * driven by state, not by events, so running it again, late or twice changes nothing; a message
+ * already showing the right content is left alone, and one that shows a newer revision is never
+ * overwritten. The render queue (src/queue/render.ts) runs it once per run at a time.
+ */
+import { createHash } from 'node:crypto';
+import {
+  buildApprovalCard,
+  buildDiffMessage,
+  buildEscalationMessage,
+  type EscalationStepLabel,
+} from '../../views/index.ts';
+import {
+  type ApprovalService,
+  type ChainStep,
+  chainStepKey,
+  escalationTarget,
+  type MessageLedger,
+  type MessageLedgerEntries,
+  type MessageName,
+  type MessageRef,
+  messageName,
+  parseMessageName,
+  type RunView,
+  type StoredVersion,
+} from '../approvals/index.ts';
+import type { CountersignConfig } from '../config/index.ts';
+import { CountersignError, diffPlans } from '../pipeline/index.ts';
+import { firedChainSteps } from '../queue/timer-plan.ts';
+import { refusedForGood, type SlackGateway, type SlackMessage } from './slack-gateway.ts';
+
+export interface RendererDeps {
+  readonly runs: Pick<
+    ApprovalService,
+    'getRunRevision' | 'getVersion' | 'getOutcomes' | 'recordPosted' | 'markShown' | 'changedMark'
+  >;
+  readonly messages: MessageLedger;
+  readonly gateway: SlackGateway;
+  readonly config: CountersignConfig;
+  readonly clock: () => number;
+  readonly tz?: string;
+  /** A target Slack refuses for good (a channel the bot is not in): reported, the rest still rendered. */
+  readonly onError: (error: unknown, context: string) => void;
+}
+
+type Ledger = MessageLedgerEntries;
+
+/** Renderings of one run in a row, at most (a run changing all the time is rendered again by the next job). */
+const MAX_ROUNDS = 5;
+
+export class Renderer {
+  /** DM channel ids by user (conversations.open answers the same channel every time). */
+  private readonly dms = new Map<string, string>();
+
+  constructor(private readonly deps: RendererDeps) {}
+
+  /**
+   * Brings the run's Slack messages up to its current state; clears its `changed` mark when they show
+   * it. A job for `revision` that an earlier rendering already covered (the run is not marked changed,
+   * its card shows that revision or a later one) ends at once: a burst of commits costs one rendering.
+   */
+  async converge(runId: string, revision = 0): Promise<void> {
+    if ((await this.deps.runs.changedMark(runId)) === undefined) {
+      const card = (await this.deps.messages.all(runId)).recorded[messageName({ kind: 'card' })];
+      if (card?.revision !== undefined && card.revision >= revision) return;
+    }
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const mark = await this.deps.runs.changedMark(runId);
+      const read = await this.deps.runs.getRunRevision(runId);
+      if (read !== undefined) await this.render(read.run, read.revision);
+      const after = await this.deps.runs.getRunRevision(runId);
+      if (after?.revision === read?.revision) {
+        if (mark !== undefined) await this.deps.runs.markShown(runId, mark);
+        return;
+      }
+    }
+  }
+
+  private async render(run: RunView, revision: number): Promise<void> {
+    const ledger = await this.deps.messages.all(run.runId);
+    let card: MessageRef | undefined;
+    // A run approved by policy at submission never needed anyone: it has no card.
+    if (run.decidedBy !== 'policy' || ledger.recorded.card !== undefined) {
+      try {
+        card = await this.ensureCard(run, revision, ledger);
+      } catch (error) {
+        // A channel the bot is not in: reported; the next commit of the run tries again.
+        if (refusedForGood(error) === undefined) throw error;
+        this.deps.onError(error, `showing the card of run ${run.runId}`);
+      }
+    }
+    if (card !== undefined) await this.renderDiffs(run, revision, card, ledger);
+    await this.renderEscalations(run, revision, ledger);
+  }
+
+  private async ensureCard(run: RunView, revision: number, ledger: Ledger): Promise<MessageRef> {
+    const channel = this.deps.config.agents[run.agent]?.channel;
+    if (channel === undefined)
+      throw new CountersignError('not_configured', `agent ${run.agent} has no channel configured`);
+    const outcomes = run.status === 'approved' ? await this.deps.runs.getOutcomes(run.runId) : [];
+    const message = buildApprovalCard({ run, config: this.deps.config, outcomes, ...this.time() });
+    return this.ensure(
+      run,
+      revision,
+      ledger,
+      { kind: 'card' },
+      message,
+      async (ref) => {
+        // The card's place is journaled (`posted`), as the first thing Slack showed of the run.
+        await this.deps.runs.recordPosted({ runId: run.runId, version: run.version, ...ref });
+      },
+      { channel },
+    );
+  }
+
+  /** The current version's diff message (posted once), and older ones brought to their superseded state. */
+  private async renderDiffs(run: RunView, revision: number, card: MessageRef, ledger: Ledger): Promise<void> {
+    for (let version = 2; version <= run.version; version++) {
+      const name: MessageName = { kind: 'diff', version };
+      if (version < run.version && ledger.recorded[messageName(name)] === undefined) continue;
+      const shown =
+        version === run.version ? run.current : await this.deps.runs.getVersion(run.runId, version);
+      const previous =
+        shown?.baseVersion === undefined
+          ? undefined
+          : await this.deps.runs.getVersion(run.runId, shown.baseVersion);
+      if (shown === undefined || previous === undefined) continue;
+      await this.ensure(run, revision, ledger, name, this.diffMessage(run, previous, shown), undefined, {
+        channel: card.channel,
+        threadTs: card.ts,
+      });
+    }
+  }
+
+  /**
+   * Escalation and reminder messages: those recorded are brought to the run's state; while the run is
+   * pending, each chain step that fired for the current version is posted to its people and channel.
+   */
+  private async renderEscalations(run: RunView, revision: number, ledger: Ledger): Promise<void> {
+    for (const [text, ref] of Object.entries(ledger.recorded)) {
+      const name = parseMessageName(text);
+      if (name?.kind !== 'escalation') continue;
+      const shown =
+        name.version === run.version ? run.current : await this.deps.runs.getVersion(run.runId, name.version);
+      if (shown === undefined) continue;
+      await this.ensure(
+        run,
+        revision,
+        ledger,
+        name,
+        this.escalationMessage(run, shown, name.step),
+        undefined,
+        {
+          channel: ref.channel,
+        },
+      );
+    }
+    if (run.status !== 'pending') return;
+    let retry: unknown;
+    for (const step of firedChainSteps(this.deps.config.escalation[run.agent], run)) {
+      const target = escalationTarget(this.deps.config, run.agent, step);
+      const message = this.escalationMessage(run, run.current, step);
+      const targets = [
+        ...target.notified.map((user) => ({ user })),
+        ...(target.channel === undefined ? [] : [{ channel: target.channel }]),
+      ];
+      for (const where of targets) {
+        // Named by the user for a DM until its channel is known, so a refusal is remembered either way.
+        const refusal: MessageName = {
+          kind: 'escalation',
+          version: run.version,
+          step,
+          channel: 'user' in where ? where.user : where.channel,
+        };
+        if (ledger.refused.has(messageName(refusal))) continue;
+        try {
+          const channel = 'channel' in where ? where.channel : await this.dmWith(where.user);
+          const name: MessageName = { kind: 'escalation', version: run.version, step, channel };
+          if (ledger.recorded[messageName(name)] !== undefined) continue;
+          await this.ensure(run, revision, ledger, name, message, undefined, { channel });
+        } catch (error) {
+          const code = refusedForGood(error);
+          if (code === undefined) {
+            retry ??= error;
+            continue;
+          }
+          // Reported once: Slack will not take it (an unknown user, a channel the bot is not in).
+          await this.deps.messages.refuse(run.runId, refusal, code);
+          this.deps.onError(
+            error,
+            `posting the ${chainStepKey(step)} escalation message of run ${run.runId}`,
+          );
+        }
+      }
+    }
+    // A target that failed for now (5xx, 429, a timeout) fails the job: it is retried, the others are done.
+    if (retry !== undefined) throw retry;
+  }
+
+  private async dmWith(user: string): Promise<string> {
+    const known = this.dms.get(user);
+    if (known !== undefined) return known;
+    const channel = await this.deps.gateway.openDm([user]);
+    this.dms.set(user, channel);
+    return channel;
+  }
+
+  /**
+   * One message brought to `message`: posted when there is none (after looking for one whose post
+   * may have reached Slack unanswered), updated when it shows something else, left alone when it
+   * shows this already or a newer revision.
+   */
+  private async ensure(
+    run: RunView,
+    revision: number,
+    ledger: Ledger,
+    name: MessageName,
+    message: SlackMessage,
+    onPosted: ((ref: MessageRef) => Promise<void>) | undefined,
+    where: { readonly channel: string; readonly threadTs?: string },
+  ): Promise<MessageRef> {
+    const field = messageName(name);
+    const digest = createHash('sha256').update(JSON.stringify(message)).digest('hex').slice(0, 32);
+    const recorded = ledger.recorded[field];
+    if (recorded !== undefined) {
+      if (recorded.digest === digest || (recorded.revision ?? 0) > revision) return recorded;
+      try {
+        await this.deps.gateway.update(recorded, message);
+        const ref = { channel: recorded.channel, ts: recorded.ts, digest, revision };
+        await this.deps.messages.record(run.runId, name, ref);
+        return ref;
+      } catch (error) {
+        // Someone deleted the message: it is posted again, below.
+        if (refusedForGood(error) !== 'message_not_found') throw error;
+        await this.deps.messages.forget(run.runId, name);
+      }
+    }
+    const tag = { runId: run.runId, name: field };
+    if (ledger.pending.has(field)) {
+      // A post that may have reached Slack without an answer: find it (and any duplicate) first.
+      const [first, ...duplicates] = await this.deps.gateway.find({ ...where, tag });
+      if (first !== undefined) {
+        for (const duplicate of duplicates) await this.deps.gateway.update(duplicate, duplicateNotice(first));
+        await this.deps.gateway.update(first, message);
+        const ref = { ...first, digest, revision };
+        await this.deps.messages.record(run.runId, name, ref);
+        await onPosted?.(ref);
+        return ref;
+      }
+    }
+    await this.deps.messages.beginPost(run.runId, name, this.deps.clock());
+    const posted = await this.deps.gateway.post({ ...where, message, tag });
+    const ref = { ...posted, digest, revision };
+    await this.deps.messages.record(run.runId, name, ref);
+    await onPosted?.(ref);
+    return ref;
+  }
+
+  private diffMessage(run: RunView, previous: StoredVersion, current: StoredVersion): SlackMessage {
+    return buildDiffMessage({
+      runId: run.runId,
+      previous,
+      current,
+      diff: diffPlans(previous.plan, current.plan),
+      editorId: current.createdBy,
+      config: this.deps.config,
+      run,
+      ...this.time(),
+    });
+  }
+
+  private escalationMessage(run: RunView, version: StoredVersion, step: ChainStep): SlackMessage {
+    const target = escalationTarget(this.deps.config, run.agent, step);
+    const cardChannel = this.deps.config.agents[run.agent]?.channel;
+    const label: EscalationStepLabel =
+      step.kind === 'remind'
+        ? { kind: 'reminder' }
+        : { kind: 'escalation', level: step.level, repeat: step.repeat };
+    return buildEscalationMessage({
+      run,
+      version,
+      step: label,
+      notified: target.notified,
+      ...(target.group === undefined ? {} : { group: target.group }),
+      ...(target.may === undefined ? {} : { may: target.may }),
+      ...(cardChannel === undefined ? {} : { cardChannel }),
+      config: this.deps.config,
+      ...this.time(),
+    });
+  }
+
+  private time(): { now: number; tz?: string } {
+    return { now: this.deps.clock(), ...(this.deps.tz === undefined ? {} : { tz: this.deps.tz }) };
+  }
+}
+
+/** What a message posted twice by accident becomes: no buttons, a pointer to the one that counts. */
+function duplicateNotice(original: MessageRef): SlackMessage {
+  return {
+    text: 'Duplicate of an earlier message — see the original.',
+    blocks: [
+      {
+        type: 'context',
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: `_Duplicate — this was posted twice by accident; the message that counts is the earlier one (ts ${original.ts})._`,
+          },
+        ],
+      },
+    ],
+  };
+}
