@@ -8,8 +8,7 @@ import { IdMint } from './ids.ts';
 import { type InteractionTarget, PageInteractions } from './page/page-interactions.ts';
 import type { Persona } from './page/page-protocol.ts';
 import { createPageRoutes } from './page/page-routes.ts';
-import type { RateLimit } from './rate-limiter.ts';
-import { TokenBucketLimiter } from './rate-limiter.ts';
+import { MethodRateLimiter, type RateLimit, type RateLimits } from './rate-limiter.ts';
 import { createRoutedServer } from './server.ts';
 import type { EmulatedIdentity, EmulatedUsergroup } from './slack-objects.ts';
 import { SOCKET_MODE_PATH, type SocketModeEndpoint, SocketModeServer } from './socket-mode.ts';
@@ -36,6 +35,11 @@ export interface SlackEmulatorOptions {
   readonly appToken?: string;
   /** chat.postMessage per channel (default burst 5, then 1/s); `false` turns limiting off. */
   readonly rateLimit?: RateLimit | false;
+  /**
+   * Limits per method, over the `rateLimit` default (e.g. {@link SLACK_RATE_LIMITS} for Slack's tiers);
+   * a method named `false` is not limited. Default: none besides `rateLimit`.
+   */
+  readonly rateLimits?: RateLimits;
   /** Workspace members (default {@link DEFAULT_USERS}); the bot user is always added. */
   readonly users?: readonly UserSeed[];
   /** Channels (default {@link DEFAULT_CHANNELS}). */
@@ -133,7 +137,13 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     (error) => logError('slack emulator: a workspace listener threw', error),
   );
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-  const limiter = rateLimit === false ? undefined : new TokenBucketLimiter(rateLimit, now);
+  const limiter = new MethodRateLimiter(
+    {
+      'chat.postMessage': rateLimit === false ? false : { ...rateLimit, per: 'channel' },
+      ...options.rateLimits,
+    },
+    now,
+  );
   let calls: EmulatorCall[] = [];
   let url: string | undefined;
   const socketMode = new SocketModeServer({
@@ -201,7 +211,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     },
     reset() {
       calls = [];
-      limiter?.reset();
+      limiter.reset();
       workspace.reset();
     },
     botToken,

@@ -59,7 +59,14 @@ export type {
   Persona,
   SubmitOutcome,
 } from './page/page-protocol.ts';
-export type { RateLimit } from './rate-limiter.ts';
+export {
+  type MethodRateLimit,
+  perMinute,
+  type RateLimit,
+  type RateLimits,
+  SLACK_RATE_LIMITS,
+  SLACK_RATE_TIERS,
+} from './rate-limiter.ts';
 export type {
   Block,
   EmulatedChannel,

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../http-io.ts';
-import type { TokenBucketLimiter } from '../rate-limiter.ts';
+import type { MethodRateLimiter } from '../rate-limiter.ts';
 import type { Workspace } from '../workspace.ts';
 import type { EmulatorCall } from '../workspace-events.ts';
 import { decodeArgs } from './args.ts';
@@ -30,8 +30,8 @@ export interface WebApiHandlerOptions {
   /** The app-level token, for the methods that take one (apps.connections.open). */
   readonly appToken: string;
   readonly socketMode: MethodContext['socketMode'];
-  /** undefined = no rate limiting. */
-  readonly limiter: TokenBucketLimiter | undefined;
+  /** Per-method rate limits (429 `ratelimited` past them); undefined = none. */
+  readonly limiter: MethodRateLimiter | undefined;
   readonly now: () => number;
   readonly record: (call: EmulatorCall) => void;
   readonly logError: (message: string, error: unknown) => void;
@@ -71,12 +71,9 @@ export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandle
       if (tokenType !== (handler.token ?? 'bot')) return answer(200, fail('not_allowed_token_type'));
 
       const context: MethodContext = { workspace: options.workspace, socketMode: options.socketMode };
-      const limitKey = options.limiter && handler.rateLimitKey?.(args, context);
-      if (options.limiter && limitKey !== undefined) {
-        const decision = options.limiter.take(`${method}:${limitKey}`);
-        if (!decision.ok) {
-          return answer(429, fail('ratelimited'), { 'retry-after': String(decision.retryAfterSeconds) });
-        }
+      const decision = options.limiter?.take(method, callChannel(args, options.workspace));
+      if (decision !== undefined && !decision.ok) {
+        return answer(429, fail('ratelimited'), { 'retry-after': String(decision.retryAfterSeconds) });
       }
       return answer(200, handler.run(args, context));
     } catch (error) {
@@ -126,6 +123,12 @@ async function readRequest(req: IncomingMessage): Promise<RawRequest> {
     default:
       return { ok: false, status: 200, response: fail('invalid_post_type') };
   }
+}
+
+/** The channel a call is counted under: by resolved id, so "#ops" and "C0OPS" share a bucket. */
+function callChannel(args: ApiArgs, workspace: Workspace): string | undefined {
+  if (typeof args.channel !== 'string') return undefined;
+  return workspace.channel(args.channel)?.id ?? args.channel;
 }
 
 function bearerToken(req: IncomingMessage): string | undefined {

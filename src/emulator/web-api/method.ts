@@ -26,8 +26,6 @@ export type TokenType = 'bot' | 'app';
 export interface WebApiMethod {
   /** The token it takes (default `bot`); the other one is refused with `not_allowed_token_type`. */
   readonly token?: TokenType;
-  /** The key to rate-limit this call under (e.g. its channel), or undefined when it is not limited. */
-  readonly rateLimitKey?: (args: ApiArgs, context: MethodContext) => string | undefined;
   run(args: ApiArgs, context: MethodContext): SlackResponse;
 }
 
