@@ -12,6 +12,7 @@ import { MethodRateLimiter, type RateLimit, type RateLimits } from './rate-limit
 import { createRoutedServer } from './server.ts';
 import type { EmulatedIdentity, EmulatedUsergroup } from './slack-objects.ts';
 import { SOCKET_MODE_PATH, type SocketModeEndpoint, SocketModeServer } from './socket-mode.ts';
+import { SLACK_TRIGGER_TTL_MS } from './trigger-ids.ts';
 import { createWebApiHandler } from './web-api/handle-request.ts';
 import { WEB_API_METHODS } from './web-api/methods/index.ts';
 import {
@@ -48,7 +49,12 @@ export interface SlackEmulatorOptions {
   readonly usergroups?: readonly EmulatedUsergroup[];
   /** Team and bot identity (defaults match test/fixtures/slack-protocol: T0TEAM, U0BOT, B0BOT, A0APP). */
   readonly identity?: Partial<EmulatedIdentity>;
-  /** Clock in epoch ms, for message ts, hashes and the rate limit (default Date.now). */
+  /**
+   * How long a trigger id minted by `mintTriggerId` (the payload builders, the page) can be exchanged by
+   * views.open/views.push, counted on the `now` clock (default Slack's 3000 ms; `Infinity`: never expire).
+   */
+  readonly triggerTtlMs?: number;
+  /** Clock in epoch ms, for message ts, hashes, rate limits and trigger expiry (default Date.now). */
   readonly now?: () => number;
   /** Where faults inside the emulator are reported (default console.error). */
   readonly logError?: (message: string, error: unknown) => void;
@@ -136,6 +142,8 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     new IdMint(now),
     (error) => logError('slack emulator: a workspace listener threw', error),
   );
+  const triggerTtlMs = options.triggerTtlMs ?? SLACK_TRIGGER_TTL_MS;
+  if (!(triggerTtlMs >= 0)) throw new RangeError(`triggerTtlMs must be >= 0, got ${triggerTtlMs}`);
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const limiter = new MethodRateLimiter(
     {
@@ -162,6 +170,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     socketMode,
     limiter,
     now,
+    triggerTtlMs,
     record: (call) => calls.push(call),
     logError,
   });

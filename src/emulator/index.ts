@@ -88,6 +88,13 @@ export {
   type SocketModeErrorCode,
 } from './socket-mode.ts';
 export { inputValues, type OptionChoice, type StateValue, stateValue } from './state-values.ts';
-export { isTriggerId, mintTriggerId, triggerIdUser } from './trigger-ids.ts';
+export {
+  isTriggerExpired,
+  isTriggerId,
+  mintTriggerId,
+  SLACK_TRIGGER_TTL_MS,
+  triggerIdMintedAt,
+  triggerIdUser,
+} from './trigger-ids.ts';
 export { type ChannelSeed, MODAL_STACK_LIMIT, type UserSeed, type WorkspaceState } from './workspace.ts';
 export type { EmulatorCall, WorkspaceEvent, WorkspaceListener } from './workspace-events.ts';

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson } from '../http-io.ts';
 import type { MethodRateLimiter } from '../rate-limiter.ts';
+import { SLACK_TRIGGER_TTL_MS } from '../trigger-ids.ts';
 import type { Workspace } from '../workspace.ts';
 import type { EmulatorCall } from '../workspace-events.ts';
 import { decodeArgs } from './args.ts';
@@ -33,6 +34,8 @@ export interface WebApiHandlerOptions {
   /** Per-method rate limits (429 `ratelimited` past them); undefined = none. */
   readonly limiter: MethodRateLimiter | undefined;
   readonly now: () => number;
+  /** How long a trigger id stays good (default Slack's 3000 ms). */
+  readonly triggerTtlMs?: number;
   readonly record: (call: EmulatorCall) => void;
   readonly logError: (message: string, error: unknown) => void;
 }
@@ -70,7 +73,12 @@ export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandle
       if (tokenType === undefined) return answer(200, fail('invalid_auth'));
       if (tokenType !== (handler.token ?? 'bot')) return answer(200, fail('not_allowed_token_type'));
 
-      const context: MethodContext = { workspace: options.workspace, socketMode: options.socketMode };
+      const context: MethodContext = {
+        workspace: options.workspace,
+        socketMode: options.socketMode,
+        now: options.now,
+        triggerTtlMs: options.triggerTtlMs ?? SLACK_TRIGGER_TTL_MS,
+      };
       const decision = options.limiter?.take(method, callChannel(args, options.workspace));
       if (decision !== undefined && !decision.ok) {
         return answer(429, fail('ratelimited'), { 'retry-after': String(decision.retryAfterSeconds) });

@@ -17,6 +17,10 @@ export interface MethodContext {
   readonly workspace: Workspace;
   /** Socket Mode: hands out single-use WebSocket URLs (apps.connections.open). */
   readonly socketMode: { openConnection(): string };
+  /** The emulator's clock (epoch ms). */
+  readonly now: () => number;
+  /** How long a trigger id stays good after it was minted (Slack: 3000 ms). */
+  readonly triggerTtlMs: number;
 }
 
 /** Which token a method takes: the bot token (`xoxb-…`) or the app-level token (`xapp-…`). */
