@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
+import { FaultSwitch, type SlackFaults } from './faults.ts';
 import { IdMint } from './ids.ts';
 import { type InteractionTarget, PageInteractions } from './page/page-interactions.ts';
 import type { Persona } from './page/page-protocol.ts';
@@ -76,13 +77,16 @@ export interface SlackEmulator {
   readonly pageUrl: string;
   /** Listen; resolves to {@link url}. Calling it again while running is harmless. */
   start(): Promise<string>;
-  /** Close the server and its connections. Idempotent. */
+  /** Close the server and its connections (held requests are cut unanswered). Idempotent. */
   stop(): Promise<void>;
   /** Read-only workspace: messages, views, users, and `subscribe` for live changes. */
   readonly state: WorkspaceState;
   /** Every Web API call so far, oldest first (a copy). */
   readonly calls: readonly EmulatorCall[];
-  /** Forget messages, views, calls, used trigger ids and rate-limit buckets; keep users and channels. */
+  /**
+   * Forget messages, views, calls, used trigger ids, rate-limit buckets and faults (held requests are
+   * cut unanswered); keep users and channels.
+   */
   reset(): void;
   /** The bot token the emulator accepts. */
   readonly botToken: string;
@@ -90,6 +94,8 @@ export interface SlackEmulator {
   readonly appToken: string;
   /** Socket Mode: wait for the app's connection, deliver interactions to it. */
   readonly socketMode: SocketModeEndpoint;
+  /** The fault switch: 429s, 5xx before or after the effect, hangs and slow methods, on demand. */
+  readonly faults: SlackFaults;
 }
 
 export const DEFAULT_BOT_TOKEN = 'xoxb-emulator-token';
@@ -153,6 +159,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     now,
   );
   let calls: EmulatorCall[] = [];
+  const faults = new FaultSwitch(now);
   let url: string | undefined;
   const socketMode = new SocketModeServer({
     appId: workspace.identity.appId,
@@ -171,6 +178,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     limiter,
     now,
     triggerTtlMs,
+    faults,
     record: (call) => calls.push(call),
     logError,
   });
@@ -207,6 +215,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     },
     async stop() {
       if (!server.listening) return;
+      faults.abandonHeld();
       await socketMode.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -220,11 +229,14 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     },
     reset() {
       calls = [];
+      faults.abandonHeld();
+      faults.clear();
       limiter.reset();
       workspace.reset();
     },
     botToken,
     appToken,
     socketMode,
+    faults,
   };
 }

@@ -23,6 +23,15 @@ export {
   type SlackEmulator,
   type SlackEmulatorOptions,
 } from './create-slack-emulator.ts';
+export type {
+  Fault,
+  FaultKind,
+  FaultSpec,
+  FaultStatus,
+  InjectedFault,
+  SlackFaults,
+  TriggeredFault,
+} from './faults.ts';
 export {
   type ActionContainer,
   type BlockActionInput,

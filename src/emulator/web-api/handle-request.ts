@@ -1,10 +1,11 @@
 /**
  * One Web API request, start to finish: read and decode the body (form or JSON, as @slack/web-api and
  * other clients send it), find the method, check the token (and that it is the kind the method takes),
- * apply the rate limit, run the method, record the call, answer. Every answer is Slack's JSON; a fault
- * inside is a 500 `internal_error`, never a stack trace.
+ * apply injected delays and faults, apply the rate limit, run the method, record the call, answer. Every
+ * answer is Slack's JSON; a fault inside is a 500 `internal_error`, never a stack trace.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Fault, type FaultSwitch, faultBody } from '../faults.ts';
 import { readBody, sendJson } from '../http-io.ts';
 import type { MethodRateLimiter } from '../rate-limiter.ts';
 import { SLACK_TRIGGER_TTL_MS } from '../trigger-ids.ts';
@@ -36,6 +37,8 @@ export interface WebApiHandlerOptions {
   readonly now: () => number;
   /** How long a trigger id stays good (default Slack's 3000 ms). */
   readonly triggerTtlMs?: number;
+  /** Injected faults and delays (default none). */
+  readonly faults?: FaultSwitch;
   readonly record: (call: EmulatorCall) => void;
   readonly logError: (message: string, error: unknown) => void;
 }
@@ -45,18 +48,29 @@ export type WebApiHandler = (req: IncomingMessage, res: ServerResponse, method: 
 
 /** Build the handler for `/api/<method>`. */
 export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandler {
+  const { faults } = options;
   return async (req, res, method) => {
     let args: ApiArgs = {};
+    let fault: Fault | undefined;
     const answer = (
       status: number,
       response: SlackResponse,
       headers: { readonly [name: string]: string } = {},
     ) => {
-      const call: EmulatorCall = { method, args, at: options.now(), status, response };
+      const call: EmulatorCall = {
+        method,
+        args,
+        at: options.now(),
+        status,
+        response,
+        ...(fault ? { fault: fault.kind } : {}),
+      };
       options.record(call);
       options.workspace.emit({ type: 'api_call', call });
       sendJson(res, status, response, headers);
     };
+    // A held request given up (reset, stop): nothing applied, nothing answered, the connection cut.
+    const abandon = () => void res.destroy();
     try {
       const request = await readRequest(req);
       if (!request.ok) return answer(request.status, request.response);
@@ -73,6 +87,17 @@ export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandle
       if (tokenType === undefined) return answer(200, fail('invalid_auth'));
       if (tokenType !== (handler.token ?? 'bot')) return answer(200, fail('not_allowed_token_type'));
 
+      if (faults) {
+        const delayMs = faults.delayFor(method);
+        if (delayMs > 0 && (await faults.hold(delayMs)) === 'abandon') return abandon();
+        fault = faults.take(method, args);
+        if (fault?.kind === '429') {
+          return answer(429, fail('ratelimited'), { 'retry-after': String(fault.retryAfterSeconds) });
+        }
+        if (fault?.kind === 'error-before') return answer(fault.status, faultBody(fault.status));
+        if (fault?.kind === 'hang' && (await faults.hold(fault.hangMs)) === 'abandon') return abandon();
+      }
+
       const context: MethodContext = {
         workspace: options.workspace,
         socketMode: options.socketMode,
@@ -83,7 +108,10 @@ export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandle
       if (decision !== undefined && !decision.ok) {
         return answer(429, fail('ratelimited'), { 'retry-after': String(decision.retryAfterSeconds) });
       }
-      return answer(200, handler.run(args, context));
+      const response = handler.run(args, context);
+      // Applied, yet the client hears a failure: the case where retrying blindly does it twice.
+      if (fault?.kind === 'error-after') return answer(fault.status, faultBody(fault.status));
+      return answer(200, response);
     } catch (error) {
       options.logError(`slack emulator: ${method} failed`, error);
       if (res.headersSent) {
