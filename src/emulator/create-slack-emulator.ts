@@ -4,15 +4,16 @@
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
+import { FaultSwitch, type SlackFaults } from './faults.ts';
 import { IdMint } from './ids.ts';
 import { type InteractionTarget, PageInteractions } from './page/page-interactions.ts';
 import type { Persona } from './page/page-protocol.ts';
 import { createPageRoutes } from './page/page-routes.ts';
-import type { RateLimit } from './rate-limiter.ts';
-import { TokenBucketLimiter } from './rate-limiter.ts';
+import { MethodRateLimiter, type RateLimit, type RateLimits } from './rate-limiter.ts';
 import { createRoutedServer } from './server.ts';
 import type { EmulatedIdentity, EmulatedUsergroup } from './slack-objects.ts';
 import { SOCKET_MODE_PATH, type SocketModeEndpoint, SocketModeServer } from './socket-mode.ts';
+import { SLACK_TRIGGER_TTL_MS } from './trigger-ids.ts';
 import { createWebApiHandler } from './web-api/handle-request.ts';
 import { WEB_API_METHODS } from './web-api/methods/index.ts';
 import {
@@ -36,6 +37,11 @@ export interface SlackEmulatorOptions {
   readonly appToken?: string;
   /** chat.postMessage per channel (default burst 5, then 1/s); `false` turns limiting off. */
   readonly rateLimit?: RateLimit | false;
+  /**
+   * Limits per method, over the `rateLimit` default (e.g. {@link SLACK_RATE_LIMITS} for Slack's tiers);
+   * a method named `false` is not limited. Default: none besides `rateLimit`.
+   */
+  readonly rateLimits?: RateLimits;
   /** Workspace members (default {@link DEFAULT_USERS}); the bot user is always added. */
   readonly users?: readonly UserSeed[];
   /** Channels (default {@link DEFAULT_CHANNELS}). */
@@ -44,7 +50,12 @@ export interface SlackEmulatorOptions {
   readonly usergroups?: readonly EmulatedUsergroup[];
   /** Team and bot identity (defaults match test/fixtures/slack-protocol: T0TEAM, U0BOT, B0BOT, A0APP). */
   readonly identity?: Partial<EmulatedIdentity>;
-  /** Clock in epoch ms, for message ts, hashes and the rate limit (default Date.now). */
+  /**
+   * How long a trigger id minted by `mintTriggerId` (the payload builders, the page) can be exchanged by
+   * views.open/views.push, counted on the `now` clock (default Slack's 3000 ms; `Infinity`: never expire).
+   */
+  readonly triggerTtlMs?: number;
+  /** Clock in epoch ms, for message ts, hashes, rate limits and trigger expiry (default Date.now). */
   readonly now?: () => number;
   /** Where faults inside the emulator are reported (default console.error). */
   readonly logError?: (message: string, error: unknown) => void;
@@ -66,13 +77,16 @@ export interface SlackEmulator {
   readonly pageUrl: string;
   /** Listen; resolves to {@link url}. Calling it again while running is harmless. */
   start(): Promise<string>;
-  /** Close the server and its connections. Idempotent. */
+  /** Close the server and its connections (held requests are cut unanswered). Idempotent. */
   stop(): Promise<void>;
   /** Read-only workspace: messages, views, users, and `subscribe` for live changes. */
   readonly state: WorkspaceState;
   /** Every Web API call so far, oldest first (a copy). */
   readonly calls: readonly EmulatorCall[];
-  /** Forget messages, views, calls, used trigger ids and rate-limit buckets; keep users and channels. */
+  /**
+   * Forget messages, views, calls, used trigger ids, rate-limit buckets and faults (held requests are
+   * cut unanswered); keep users and channels.
+   */
   reset(): void;
   /** The bot token the emulator accepts. */
   readonly botToken: string;
@@ -80,6 +94,8 @@ export interface SlackEmulator {
   readonly appToken: string;
   /** Socket Mode: wait for the app's connection, deliver interactions to it. */
   readonly socketMode: SocketModeEndpoint;
+  /** The fault switch: 429s, 5xx before or after the effect, hangs and slow methods, on demand. */
+  readonly faults: SlackFaults;
 }
 
 export const DEFAULT_BOT_TOKEN = 'xoxb-emulator-token';
@@ -132,9 +148,18 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     new IdMint(now),
     (error) => logError('slack emulator: a workspace listener threw', error),
   );
+  const triggerTtlMs = options.triggerTtlMs ?? SLACK_TRIGGER_TTL_MS;
+  if (!(triggerTtlMs >= 0)) throw new RangeError(`triggerTtlMs must be >= 0, got ${triggerTtlMs}`);
   const rateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-  const limiter = rateLimit === false ? undefined : new TokenBucketLimiter(rateLimit, now);
+  const limiter = new MethodRateLimiter(
+    {
+      'chat.postMessage': rateLimit === false ? false : { ...rateLimit, per: 'channel' },
+      ...options.rateLimits,
+    },
+    now,
+  );
   let calls: EmulatorCall[] = [];
+  const faults = new FaultSwitch(now);
   let url: string | undefined;
   const socketMode = new SocketModeServer({
     appId: workspace.identity.appId,
@@ -152,6 +177,8 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     socketMode,
     limiter,
     now,
+    triggerTtlMs,
+    faults,
     record: (call) => calls.push(call),
     logError,
   });
@@ -188,6 +215,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     },
     async stop() {
       if (!server.listening) return;
+      faults.abandonHeld();
       await socketMode.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -201,11 +229,14 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     },
     reset() {
       calls = [];
-      limiter?.reset();
+      faults.abandonHeld();
+      faults.clear();
+      limiter.reset();
       workspace.reset();
     },
     botToken,
     appToken,
     socketMode,
+    faults,
   };
 }

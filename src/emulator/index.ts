@@ -23,6 +23,15 @@ export {
   type SlackEmulator,
   type SlackEmulatorOptions,
 } from './create-slack-emulator.ts';
+export type {
+  Fault,
+  FaultKind,
+  FaultSpec,
+  FaultStatus,
+  InjectedFault,
+  SlackFaults,
+  TriggeredFault,
+} from './faults.ts';
 export {
   type ActionContainer,
   type BlockActionInput,
@@ -59,7 +68,14 @@ export type {
   Persona,
   SubmitOutcome,
 } from './page/page-protocol.ts';
-export type { RateLimit } from './rate-limiter.ts';
+export {
+  type MethodRateLimit,
+  perMinute,
+  type RateLimit,
+  type RateLimits,
+  SLACK_RATE_LIMITS,
+  SLACK_RATE_TIERS,
+} from './rate-limiter.ts';
 export type {
   Block,
   EmulatedChannel,
@@ -81,6 +97,13 @@ export {
   type SocketModeErrorCode,
 } from './socket-mode.ts';
 export { inputValues, type OptionChoice, type StateValue, stateValue } from './state-values.ts';
-export { isTriggerId, mintTriggerId, triggerIdUser } from './trigger-ids.ts';
+export {
+  isTriggerExpired,
+  isTriggerId,
+  mintTriggerId,
+  SLACK_TRIGGER_TTL_MS,
+  triggerIdMintedAt,
+  triggerIdUser,
+} from './trigger-ids.ts';
 export { type ChannelSeed, MODAL_STACK_LIMIT, type UserSeed, type WorkspaceState } from './workspace.ts';
 export type { EmulatorCall, WorkspaceEvent, WorkspaceListener } from './workspace-events.ts';

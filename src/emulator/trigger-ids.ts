@@ -1,24 +1,28 @@
 /**
- * Trigger ids: what an interaction gives the bot so it may open or push a modal.
+ * Trigger ids: what an interaction gives the bot so it may open or push a modal, once, within 3 s.
  *
  * Slack's look like `7777777777.1111111111.abcdef0123456789` and are opaque. The ones minted here keep
- * that shape and carry the acting user in the last part (hex of the user id), so the emulator can find
- * *that user's* modal stack for views.push. Foreign trigger ids of the same shape are accepted too; they
- * just carry no user.
+ * that shape and carry what the emulator needs to answer as Slack would: the time they were minted (epoch
+ * ms, in the first part), for `expired_trigger_id`, and the acting user (hex of the user id, in the last
+ * part), so views.push finds *that user's* modal stack. Foreign trigger ids of the same shape are accepted
+ * too; they carry no user and never expire.
  */
 import { randomInt } from 'node:crypto';
 
 const TRIGGER_ID = /^\d+\.\d+\.[0-9a-f]+$/;
 const USER_ID = /^[UW][A-Z0-9]{2,}$/;
 
+/** How long Slack honours a trigger id after the interaction that produced it. */
+export const SLACK_TRIGGER_TTL_MS = 3_000;
+
 /** Mint a trigger id for `userId`. `nowMs` and `sequence` default to the clock and a random number. */
 export function mintTriggerId(
   userId: string,
   options: { readonly nowMs?: number; readonly sequence?: number } = {},
 ): string {
-  const seconds = Math.floor((options.nowMs ?? Date.now()) / 1000);
+  const mintedAt = Math.floor(options.nowMs ?? Date.now());
   const sequence = options.sequence ?? randomInt(1_000_000_000, 9_999_999_999);
-  return `${seconds}.${sequence}.${Buffer.from(userId, 'utf8').toString('hex')}`;
+  return `${mintedAt}.${sequence}.${Buffer.from(userId, 'utf8').toString('hex')}`;
 }
 
 /** True when `value` has the shape of a Slack trigger id. */
@@ -33,4 +37,19 @@ export function triggerIdUser(triggerId: string): string | undefined {
   if (hex.length % 2 !== 0) return undefined;
   const decoded = Buffer.from(hex, 'hex').toString('utf8');
   return USER_ID.test(decoded) ? decoded : undefined;
+}
+
+/** When a trigger id minted by {@link mintTriggerId} was minted (epoch ms); undefined for foreign ids. */
+export function triggerIdMintedAt(triggerId: string): number | undefined {
+  if (triggerIdUser(triggerId) === undefined) return undefined;
+  return Number(triggerId.slice(0, triggerId.indexOf('.')));
+}
+
+/**
+ * Whether a trigger id can no longer be exchanged at `nowMs`: minted here and `ttlMs` or more ago.
+ * Foreign ids never expire (their time is unknown).
+ */
+export function isTriggerExpired(triggerId: string, nowMs: number, ttlMs: number): boolean {
+  const mintedAt = triggerIdMintedAt(triggerId);
+  return mintedAt !== undefined && nowMs - mintedAt >= ttlMs;
 }

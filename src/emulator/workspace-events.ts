@@ -2,6 +2,7 @@
  * What changes in the emulated workspace, as a discriminated union on `type`. A page (or a test) can
  * subscribe and render the workspace live; every event is plain JSON, so it can go over SSE as is.
  */
+import type { FaultKind } from './faults.ts';
 import type { EmulatedEphemeral, EmulatedMessage, SlackView } from './slack-objects.ts';
 
 /** One recorded Web API call. */
@@ -12,10 +13,12 @@ export interface EmulatorCall {
   readonly args: { readonly [key: string]: unknown };
   /** Epoch milliseconds. */
   readonly at: number;
-  /** HTTP status answered (200, or 429 when rate limited). */
+  /** HTTP status answered (200; 429 when rate limited; 5xx from an injected fault). */
   readonly status: number;
   /** The JSON body answered. */
   readonly response: { readonly ok: boolean; readonly [key: string]: unknown };
+  /** The injected fault that hit this call (`slack.faults`), if one did. */
+  readonly fault?: FaultKind;
 }
 
 /** A change in the workspace. */

@@ -10,11 +10,14 @@ import {
   buttonAction,
   createSlackEmulator,
   inputValues,
+  isTriggerExpired,
   isTriggerId,
   mintTriggerId,
   postInteraction,
+  SLACK_TRIGGER_TTL_MS,
   signSlackRequest,
   stateValue,
+  triggerIdMintedAt,
   triggerIdUser,
 } from '../../src/emulator/index.ts';
 import { approveActions, emulatorClient } from '../helpers/slack-emulator.ts';
@@ -83,16 +86,24 @@ describe('signSlackRequest', () => {
 });
 
 describe('trigger ids', () => {
-  it('carry the user they were minted for, in Slack’s shape', () => {
-    const triggerId = mintTriggerId('U0OP1', { nowMs: 1775462460_000, sequence: 1111111111 });
-    expect(triggerId).toBe('1775462460.1111111111.55304f5031');
+  it('carry the user they were minted for and when, in Slack’s shape', () => {
+    const triggerId = mintTriggerId('U0OP1', { nowMs: 1775462460_123, sequence: 1111111111 });
+    expect(triggerId).toBe('1775462460123.1111111111.55304f5031');
     expect(isTriggerId(triggerId)).toBe(true);
     expect(triggerIdUser(triggerId)).toBe('U0OP1');
+    expect(triggerIdMintedAt(triggerId)).toBe(1775462460_123);
   });
 
-  it("accept Slack's own, which carry no user", () => {
+  it('expire 3 s after they were minted, to the millisecond', () => {
+    const triggerId = mintTriggerId('U0OP1', { nowMs: 1775462460_123 });
+    expect(isTriggerExpired(triggerId, 1775462460_123 + 2_999, SLACK_TRIGGER_TTL_MS)).toBe(false);
+    expect(isTriggerExpired(triggerId, 1775462460_123 + 3_000, SLACK_TRIGGER_TTL_MS)).toBe(true);
+  });
+
+  it("accept Slack's own, which carry no user and never expire", () => {
     expect(isTriggerId('7777777777.1111111111.abcdef0123456789')).toBe(true);
     expect(triggerIdUser('7777777777.1111111111.abcdef0123456789')).toBeUndefined();
+    expect(isTriggerExpired('7777777777.1111111111.abcdef0123456789', Date.now(), 3_000)).toBe(false);
   });
 });
 

@@ -22,7 +22,9 @@ export function emulatorClient(slack: SlackEmulator, options: WebClientOptions =
 
 /**
  * Register hooks running an emulator for this file. Read `slack` and `client` inside tests (they exist
- * once beforeAll has run). Rate limiting is off unless `options.rateLimit` says otherwise.
+ * once beforeAll has run). chat.postMessage's rate limit is off unless `options.rateLimit` says
+ * otherwise; `options.rateLimits` (e.g. SLACK_RATE_LIMITS) apply as given. The reset after every test
+ * also clears `slack.faults`.
  *
  * @example
  * const env = useSlackEmulator();

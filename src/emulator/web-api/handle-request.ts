@@ -1,12 +1,14 @@
 /**
  * One Web API request, start to finish: read and decode the body (form or JSON, as @slack/web-api and
  * other clients send it), find the method, check the token (and that it is the kind the method takes),
- * apply the rate limit, run the method, record the call, answer. Every answer is Slack's JSON; a fault
- * inside is a 500 `internal_error`, never a stack trace.
+ * apply injected delays and faults, apply the rate limit, run the method, record the call, answer. Every
+ * answer is Slack's JSON; a fault inside is a 500 `internal_error`, never a stack trace.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Fault, type FaultSwitch, faultBody } from '../faults.ts';
 import { readBody, sendJson } from '../http-io.ts';
-import type { TokenBucketLimiter } from '../rate-limiter.ts';
+import type { MethodRateLimiter } from '../rate-limiter.ts';
+import { SLACK_TRIGGER_TTL_MS } from '../trigger-ids.ts';
 import type { Workspace } from '../workspace.ts';
 import type { EmulatorCall } from '../workspace-events.ts';
 import { decodeArgs } from './args.ts';
@@ -30,9 +32,13 @@ export interface WebApiHandlerOptions {
   /** The app-level token, for the methods that take one (apps.connections.open). */
   readonly appToken: string;
   readonly socketMode: MethodContext['socketMode'];
-  /** undefined = no rate limiting. */
-  readonly limiter: TokenBucketLimiter | undefined;
+  /** Per-method rate limits (429 `ratelimited` past them); undefined = none. */
+  readonly limiter: MethodRateLimiter | undefined;
   readonly now: () => number;
+  /** How long a trigger id stays good (default Slack's 3000 ms). */
+  readonly triggerTtlMs?: number;
+  /** Injected faults and delays (default none). */
+  readonly faults?: FaultSwitch;
   readonly record: (call: EmulatorCall) => void;
   readonly logError: (message: string, error: unknown) => void;
 }
@@ -42,18 +48,29 @@ export type WebApiHandler = (req: IncomingMessage, res: ServerResponse, method: 
 
 /** Build the handler for `/api/<method>`. */
 export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandler {
+  const { faults } = options;
   return async (req, res, method) => {
     let args: ApiArgs = {};
+    let fault: Fault | undefined;
     const answer = (
       status: number,
       response: SlackResponse,
       headers: { readonly [name: string]: string } = {},
     ) => {
-      const call: EmulatorCall = { method, args, at: options.now(), status, response };
+      const call: EmulatorCall = {
+        method,
+        args,
+        at: options.now(),
+        status,
+        response,
+        ...(fault ? { fault: fault.kind } : {}),
+      };
       options.record(call);
       options.workspace.emit({ type: 'api_call', call });
       sendJson(res, status, response, headers);
     };
+    // A held request given up (reset, stop): nothing applied, nothing answered, the connection cut.
+    const abandon = () => void res.destroy();
     try {
       const request = await readRequest(req);
       if (!request.ok) return answer(request.status, request.response);
@@ -70,15 +87,31 @@ export function createWebApiHandler(options: WebApiHandlerOptions): WebApiHandle
       if (tokenType === undefined) return answer(200, fail('invalid_auth'));
       if (tokenType !== (handler.token ?? 'bot')) return answer(200, fail('not_allowed_token_type'));
 
-      const context: MethodContext = { workspace: options.workspace, socketMode: options.socketMode };
-      const limitKey = options.limiter && handler.rateLimitKey?.(args, context);
-      if (options.limiter && limitKey !== undefined) {
-        const decision = options.limiter.take(`${method}:${limitKey}`);
-        if (!decision.ok) {
-          return answer(429, fail('ratelimited'), { 'retry-after': String(decision.retryAfterSeconds) });
+      if (faults) {
+        const delayMs = faults.delayFor(method);
+        if (delayMs > 0 && (await faults.hold(delayMs)) === 'abandon') return abandon();
+        fault = faults.take(method, args);
+        if (fault?.kind === '429') {
+          return answer(429, fail('ratelimited'), { 'retry-after': String(fault.retryAfterSeconds) });
         }
+        if (fault?.kind === 'error-before') return answer(fault.status, faultBody(fault.status));
+        if (fault?.kind === 'hang' && (await faults.hold(fault.hangMs)) === 'abandon') return abandon();
       }
-      return answer(200, handler.run(args, context));
+
+      const context: MethodContext = {
+        workspace: options.workspace,
+        socketMode: options.socketMode,
+        now: options.now,
+        triggerTtlMs: options.triggerTtlMs ?? SLACK_TRIGGER_TTL_MS,
+      };
+      const decision = options.limiter?.take(method, callChannel(args, options.workspace));
+      if (decision !== undefined && !decision.ok) {
+        return answer(429, fail('ratelimited'), { 'retry-after': String(decision.retryAfterSeconds) });
+      }
+      const response = handler.run(args, context);
+      // Applied, yet the client hears a failure: the case where retrying blindly does it twice.
+      if (fault?.kind === 'error-after') return answer(fault.status, faultBody(fault.status));
+      return answer(200, response);
     } catch (error) {
       options.logError(`slack emulator: ${method} failed`, error);
       if (res.headersSent) {
@@ -126,6 +159,12 @@ async function readRequest(req: IncomingMessage): Promise<RawRequest> {
     default:
       return { ok: false, status: 200, response: fail('invalid_post_type') };
   }
+}
+
+/** The channel a call is counted under: by resolved id, so "#ops" and "C0OPS" share a bucket. */
+function callChannel(args: ApiArgs, workspace: Workspace): string | undefined {
+  if (typeof args.channel !== 'string') return undefined;
+  return workspace.channel(args.channel)?.id ?? args.channel;
 }
 
 function bearerToken(req: IncomingMessage): string | undefined {

@@ -17,6 +17,10 @@ export interface MethodContext {
   readonly workspace: Workspace;
   /** Socket Mode: hands out single-use WebSocket URLs (apps.connections.open). */
   readonly socketMode: { openConnection(): string };
+  /** The emulator's clock (epoch ms). */
+  readonly now: () => number;
+  /** How long a trigger id stays good after it was minted (Slack: 3000 ms). */
+  readonly triggerTtlMs: number;
 }
 
 /** Which token a method takes: the bot token (`xoxb-…`) or the app-level token (`xapp-…`). */
@@ -26,8 +30,6 @@ export type TokenType = 'bot' | 'app';
 export interface WebApiMethod {
   /** The token it takes (default `bot`); the other one is refused with `not_allowed_token_type`. */
   readonly token?: TokenType;
-  /** The key to rate-limit this call under (e.g. its channel), or undefined when it is not limited. */
-  readonly rateLimitKey?: (args: ApiArgs, context: MethodContext) => string | undefined;
   run(args: ApiArgs, context: MethodContext): SlackResponse;
 }
 

@@ -18,9 +18,6 @@ const PostMessageArgs = z.object({
 });
 
 export const chatPostMessage: WebApiMethod = {
-  // Counted per channel, as Slack does; by the resolved id so "#ops" and "C0OPS" share a bucket.
-  rateLimitKey: (args, { workspace }) =>
-    typeof args.channel === 'string' ? (workspace.channel(args.channel)?.id ?? args.channel) : undefined,
   run(raw, { workspace }) {
     const parsed = parseArgs(PostMessageArgs, raw);
     if (!parsed.ok) return parsed.response;

@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import { checkView } from '../../block-kit-limits.ts';
-import { isTriggerId, triggerIdUser } from '../../trigger-ids.ts';
+import { isTriggerExpired, isTriggerId, triggerIdUser } from '../../trigger-ids.ts';
 import type { ViewSpec, Workspace } from '../../workspace.ts';
 import { parseArgs } from '../args.ts';
-import { fail, ok, type SlackResponse, type WebApiMethod } from '../method.ts';
+import { fail, type MethodContext, ok, type SlackResponse, type WebApiMethod } from '../method.ts';
 
 const PlainTextSchema = z.object({
   type: z.literal('plain_text'),
@@ -73,13 +73,21 @@ export function decodeView(value: unknown, surface: 'modal' | 'home' | 'any'): D
   return { ok: true, value: parsed.data };
 }
 
-/** A usable trigger id (well-formed, not used before), used up by this call; its user, when it carries one. */
-function exchangeTrigger(workspace: Workspace, triggerId: string | undefined): Decoded<string | undefined> {
+/**
+ * A usable trigger id (well-formed, minted less than `triggerTtlMs` ago, not used before), used up by
+ * this call; its user, when it carries one.
+ */
+function exchangeTrigger(context: MethodContext, triggerId: string | undefined): Decoded<string | undefined> {
   if (triggerId === undefined) {
     return { ok: false, response: fail('invalid_arguments', ['missing required field: trigger_id']) };
   }
   if (!isTriggerId(triggerId)) return { ok: false, response: fail('invalid_trigger_id') };
-  if (!workspace.exchangeTrigger(triggerId)) return { ok: false, response: fail('exchanged_trigger_id') };
+  if (isTriggerExpired(triggerId, context.now(), context.triggerTtlMs)) {
+    return { ok: false, response: fail('expired_trigger_id') };
+  }
+  if (!context.workspace.exchangeTrigger(triggerId)) {
+    return { ok: false, response: fail('exchanged_trigger_id') };
+  }
   return { ok: true, value: triggerIdUser(triggerId) };
 }
 
@@ -93,26 +101,28 @@ function externalIdTaken(workspace: Workspace, spec: ViewSpec, exceptViewId?: st
 const OpenArgs = z.object({ trigger_id: z.string().optional(), view: z.unknown().optional() });
 
 export const viewsOpen: WebApiMethod = {
-  run(raw, { workspace }) {
+  run(raw, context) {
+    const { workspace } = context;
     const parsed = parseArgs(OpenArgs, raw);
     if (!parsed.ok) return parsed.response;
     const view = decodeView(parsed.value.view, 'modal');
     if (!view.ok) return view.response;
     if (externalIdTaken(workspace, view.value)) return fail('duplicate_external_id');
-    const trigger = exchangeTrigger(workspace, parsed.value.trigger_id);
+    const trigger = exchangeTrigger(context, parsed.value.trigger_id);
     if (!trigger.ok) return trigger.response;
     return ok({ view: workspace.openModal(trigger.value, view.value) });
   },
 };
 
 export const viewsPush: WebApiMethod = {
-  run(raw, { workspace }) {
+  run(raw, context) {
+    const { workspace } = context;
     const parsed = parseArgs(OpenArgs, raw);
     if (!parsed.ok) return parsed.response;
     const view = decodeView(parsed.value.view, 'modal');
     if (!view.ok) return view.response;
     if (externalIdTaken(workspace, view.value)) return fail('duplicate_external_id');
-    const trigger = exchangeTrigger(workspace, parsed.value.trigger_id);
+    const trigger = exchangeTrigger(context, parsed.value.trigger_id);
     if (!trigger.ok) return trigger.response;
     const pushed = workspace.pushModal(trigger.value, view.value);
     if (pushed === 'push_limit_reached') return fail('push_limit_reached');
