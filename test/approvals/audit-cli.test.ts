@@ -247,7 +247,7 @@ describe('audit of the approvals and decision beside the journal', () => {
       commit.hset(runKeys.approvals, { [`${stepDigest}|${userId}`]: JSON.stringify(approval) });
     }
     commit.journal({ type: 'approval', userId, version: 1, stepDigests: digests }, now, plan.digest);
-    expect(await commit.exec(redis)).toBeTypeOf("number");
+    expect(await commit.exec(redis)).toBeTypeOf('number');
     now += 30_000;
   }
 
