@@ -45,6 +45,8 @@ export interface CountersignSettings {
     readonly signingSecret?: string;
     readonly appToken?: string;
     readonly apiUrl?: string;
+    /** How long one Slack call may take before it counts as failed (default 10 s). */
+    readonly timeoutMs?: number;
   };
   readonly port: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';

@@ -46,7 +46,7 @@ export {
   quoteLines,
   truncate,
 } from './mrkdwn.ts';
-export { buildNotice, buildNoticeModal } from './notices.ts';
+export { buildFormTooLateNotice, buildNotice, buildNoticeModal } from './notices.ts';
 export {
   buildRejectModal,
   REJECT_IDS,

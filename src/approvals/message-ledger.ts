@@ -18,13 +18,25 @@ export interface MessageRef {
   readonly revision?: number;
 }
 
+/** A message posted after an attempt whose outcome is unknown: Slack is searched again for late copies. */
+export interface Verification {
+  /** When the post was made (ms): a copy can land until the unknown attempt's request is surely over. */
+  readonly since: number;
+  readonly channel: string;
+  readonly threadTs?: string;
+  /** Copies already turned into duplicate notices. */
+  readonly noticed: readonly string[];
+}
+
 export interface MessageLedgerEntries {
   readonly recorded: Readonly<Record<string, MessageRef>>;
   readonly pending: ReadonlySet<string>;
   readonly refused: ReadonlySet<string>;
+  readonly verifying: ReadonlyMap<string, Verification>;
 }
 
 const PENDING = 'pending:';
+const VERIFY = 'verify:';
 const REFUSED = 'refused:';
 
 export class MessageLedger {
@@ -60,6 +72,13 @@ export class MessageLedger {
       .exec();
   }
 
+  /** Keeps looking for late copies of a message (see `Verification`); `undefined` stops looking. */
+  async verify(runId: string, name: MessageName, verification: Verification | undefined): Promise<void> {
+    const field = `${VERIFY}${messageName(name)}`;
+    if (verification === undefined) await this.redis.hdel(this.keys.forRun(runId).messages, field);
+    else await this.redis.hset(this.keys.forRun(runId).messages, field, JSON.stringify(verification));
+  }
+
   /** Forgets a message that no longer exists in Slack (deleted by someone): the next rendering posts it again. */
   async forget(runId: string, name: MessageName): Promise<void> {
     await this.redis.hdel(this.keys.forRun(runId).messages, messageName(name));
@@ -71,11 +90,14 @@ export class MessageLedger {
     const recorded: Record<string, MessageRef> = {};
     const pending = new Set<string>();
     const refused = new Set<string>();
+    const verifying = new Map<string, Verification>();
     for (const [field, text] of Object.entries(hash)) {
       if (field.startsWith(PENDING)) pending.add(field.slice(PENDING.length));
       else if (field.startsWith(REFUSED)) refused.add(field.slice(REFUSED.length));
+      else if (field.startsWith(VERIFY))
+        verifying.set(field.slice(VERIFY.length), JSON.parse(text) as Verification);
       else recorded[field] = JSON.parse(text) as MessageRef;
     }
-    return { recorded, pending, refused };
+    return { recorded, pending, refused, verifying };
   }
 }

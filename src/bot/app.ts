@@ -18,6 +18,8 @@ export interface BotOptions {
   readonly appToken?: string;
   /** Web API base URL (an emulator); default Slack's. */
   readonly apiUrl?: string;
+  /** How long one Slack call may take (default `SLACK_TIMEOUT_MS`). */
+  readonly timeoutMs?: number;
   readonly port: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   readonly config: CountersignConfig;
@@ -58,7 +60,7 @@ export function createBot(options: BotOptions): Bot {
     logLevel: LOG_LEVELS[options.logLevel],
     clientOptions: {
       ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
-      timeout: SLACK_TIMEOUT_MS,
+      timeout: options.timeoutMs ?? SLACK_TIMEOUT_MS,
     },
     customRoutes: [
       ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
@@ -73,6 +75,7 @@ export function createBot(options: BotOptions): Bot {
       token: options.botToken,
       logLevel: LOG_LEVELS[options.logLevel],
       main: app.client,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
     }),
   );
@@ -116,7 +119,7 @@ export function createBot(options: BotOptions): Bot {
  * too. Bolt 5.1 would default them to the App's clientOptions object and the socket client then writes
  * its retryConfig (100 retries) into it: the handshake gets an object of its own.
  */
-function socketModeOptions(options: Pick<BotOptions, 'appToken' | 'apiUrl' | 'port'>) {
+function socketModeOptions(options: Pick<BotOptions, 'appToken' | 'apiUrl' | 'port' | 'timeoutMs'>) {
   if (options.appToken === undefined) return {};
   return {
     socketMode: true,
@@ -125,7 +128,7 @@ function socketModeOptions(options: Pick<BotOptions, 'appToken' | 'apiUrl' | 'po
       port: options.port,
       clientOptions: {
         ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
-        timeout: SLACK_TIMEOUT_MS,
+        timeout: options.timeoutMs ?? SLACK_TIMEOUT_MS,
       },
     },
   };

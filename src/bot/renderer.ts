@@ -49,6 +49,12 @@ export interface RendererDeps {
 
 type Ledger = MessageLedgerEntries;
 
+/**
+ * How long after a post that followed an unknown outcome Slack is searched for late copies: well past
+ * the longest a request can be in flight (the Slack call timeout, 10 s by default).
+ */
+const VERIFY_FOR_MS = 30_000;
+
 /** Renderings of one run in a row, at most (a run changing all the time is rendered again by the next job). */
 const MAX_ROUNDS = 5;
 
@@ -74,7 +80,9 @@ export class Renderer {
       if (read !== undefined) await this.render(read.run, read.revision);
       const after = await this.deps.runs.getRunRevision(runId);
       if (after?.revision === read?.revision) {
-        if (mark !== undefined) await this.deps.runs.markShown(runId, mark);
+        // Still looking for late copies of a post: the run stays marked, so the repair loop comes back.
+        const verifying = (await this.deps.messages.all(runId)).verifying.size > 0;
+        if (mark !== undefined && !verifying) await this.deps.runs.markShown(runId, mark);
         return;
       }
     }
@@ -95,6 +103,36 @@ export class Renderer {
     }
     if (card !== undefined) await this.renderDiffs(run, revision, card, ledger);
     await this.renderEscalations(run, revision, ledger);
+    await this.verifyPosts(run.runId, ledger);
+  }
+
+  /**
+   * A post made after an attempt whose outcome was unknown (a timeout: the request may still land):
+   * Slack is searched again until `VERIFY_FOR_MS` after it, and any late copy becomes a duplicate
+   * notice pointing to the message that counts — the one recorded.
+   */
+  private async verifyPosts(runId: string, ledger: Ledger): Promise<void> {
+    for (const [field, verification] of ledger.verifying) {
+      const name = parseMessageName(field);
+      const recorded = ledger.recorded[field];
+      if (name === undefined || recorded === undefined) {
+        if (name !== undefined) await this.deps.messages.verify(runId, name, undefined);
+        continue;
+      }
+      const where = {
+        channel: verification.channel,
+        ...(verification.threadTs === undefined ? {} : { threadTs: verification.threadTs }),
+      };
+      const found = await this.deps.gateway.find({ ...where, tag: { runId, name: field } });
+      const noticed = [...verification.noticed];
+      for (const copy of found) {
+        if (copy.ts === recorded.ts || noticed.includes(copy.ts)) continue;
+        await this.deps.gateway.update(copy, duplicateNotice(recorded));
+        noticed.push(copy.ts);
+      }
+      const over = this.deps.clock() - verification.since > VERIFY_FOR_MS;
+      await this.deps.messages.verify(runId, name, over ? undefined : { ...verification, noticed });
+    }
   }
 
   private async ensureCard(run: RunView, revision: number, ledger: Ledger): Promise<MessageRef> {
@@ -256,6 +294,11 @@ export class Renderer {
     const posted = await this.deps.gateway.post({ ...where, message, tag });
     const ref = { ...posted, digest, revision };
     await this.deps.messages.record(run.runId, name, ref);
+    if (ledger.pending.has(field)) {
+      // The earlier attempt is not in Slack (yet): if it timed out rather than failed, it may still
+      // land — look again for a while.
+      await this.deps.messages.verify(run.runId, name, { since: this.deps.clock(), ...where, noticed: [] });
+    }
     await onPosted?.(ref);
     return ref;
   }

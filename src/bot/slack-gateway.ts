@@ -43,6 +43,8 @@ export function createSlackClients(options: {
   readonly token: string;
   readonly apiUrl?: string;
   readonly logLevel?: LogLevel;
+  /** How long one call may take (default `SLACK_TIMEOUT_MS`; opening a modal never waits past 2.5 s). */
+  readonly timeoutMs?: number;
   /** The client for idempotent calls; by default one with @slack/web-api's retries and the timeout. */
   readonly main?: WebClient;
 }): SlackClients {
@@ -50,12 +52,13 @@ export function createSlackClients(options: {
     ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
     ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
   };
+  const timeout = options.timeoutMs ?? SLACK_TIMEOUT_MS;
   return {
-    main: options.main ?? new WebClient(options.token, { ...base, timeout: SLACK_TIMEOUT_MS }),
-    posts: new WebClient(options.token, { ...base, timeout: SLACK_TIMEOUT_MS, retryConfig: { retries: 0 } }),
+    main: options.main ?? new WebClient(options.token, { ...base, timeout }),
+    posts: new WebClient(options.token, { ...base, timeout, retryConfig: { retries: 0 } }),
     modals: new WebClient(options.token, {
       ...base,
-      timeout: MODAL_TIMEOUT_MS,
+      timeout: Math.min(timeout, MODAL_TIMEOUT_MS),
       retryConfig: { retries: 0 },
       rejectRateLimitedCalls: true,
     }),

@@ -23,6 +23,7 @@ import {
   type InteractionResponse,
   postInteraction,
   type SlackEmulator,
+  type SlackEmulatorOptions,
 } from '../../src/emulator/index.ts';
 import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
 import { type Countersign, type CountersignSettings, startCountersign } from '../../src/main.ts';
@@ -40,12 +41,23 @@ const EXTRA_USERS = ['U0OP2', 'U0FIN2', 'U0FIN3'].map((id) => ({
   real_name: id,
 }));
 
+export interface Replica {
+  readonly countersign: Countersign;
+  click: BotStack['click'];
+  stop(): Promise<void>;
+}
+
 export interface BotStack {
   readonly slack: SlackEmulator;
   /** The running Countersign (a new one after `restart`). */
   readonly countersign: Countersign;
   /** Stops Countersign if it runs and starts it again on the same Redis prefix, Slack and port. */
   restart(): Promise<Countersign>;
+  /**
+   * A second Countersign on the same Redis prefix and Slack (another replica, HTTP mode), with its own
+   * port: clicks sent through its `click` reach it. Stopped by `stop()` or with the stack.
+   */
+  replica(): Promise<Replica>;
   /** The freight agent's client, over HTTP to this stack's gateway. */
   readonly client: AgentClient;
   /**
@@ -112,11 +124,18 @@ export interface BotStackOptions {
   webhookRetryDelayMs?: number;
   /** Countersign's keys (default the test key alone). */
   signing?: CountersignSettings['signing'];
+  /** How long one Slack call may take (default Countersign's, 10 s). */
+  slackTimeoutMs?: number;
+  /** How often overdue renderings are repaired (default Countersign's, 5 s). */
+  repairEveryMs?: number;
+  /** More options for the Slack stand-in (rate limits, trigger expiry). */
+  emulator?: Partial<SlackEmulatorOptions>;
 }
 
 export async function botStack(name: string, options: BotStackOptions = {}): Promise<BotStack> {
   const slack = createSlackEmulator({
     rateLimit: false,
+    ...options.emulator,
     users: [...DEFAULT_USERS, ...EXTRA_USERS],
     channels: [...DEFAULT_CHANNELS, ...(options.channels ?? [])],
     // The page's clicks reach a Socket Mode bot too (an HTTP one would need its port before it starts).
@@ -132,9 +151,13 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     signing: options.signing ?? testSigning,
     redisUrl: url,
     prefix,
-    slack: options.socketMode
-      ? { botToken: slack.botToken, appToken: slack.appToken, apiUrl: slack.url }
-      : { botToken: slack.botToken, signingSecret: SIGNING_SECRET, apiUrl: slack.url },
+    slack: {
+      ...(options.socketMode
+        ? { botToken: slack.botToken, appToken: slack.appToken, apiUrl: slack.url }
+        : { botToken: slack.botToken, signingSecret: SIGNING_SECRET, apiUrl: slack.url }),
+      ...(options.slackTimeoutMs === undefined ? {} : { timeoutMs: options.slackTimeoutMs }),
+    },
+    ...(options.repairEveryMs === undefined ? {} : { repairEveryMs: options.repairEveryMs }),
     port,
     logLevel: 'error',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
@@ -190,21 +213,41 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     }
   };
 
-  const click: BotStack['click'] = async (userId, message, actionId, pick) => {
-    const action = pick ? pick(message.blocks) : buttonAction(message.blocks, actionId);
-    const payload = buildBlockActionsPayload({
-      user: { id: userId },
-      container: { type: 'message', channel: { id: message.channel }, message },
-      action,
-    });
-    const answer = await send(payload);
-    return { status: answer.status, body: answer.body };
-  };
+  const clickVia =
+    (deliver: typeof send): BotStack['click'] =>
+    async (userId, message, actionId, pick) => {
+      const action = pick ? pick(message.blocks) : buttonAction(message.blocks, actionId);
+      const payload = buildBlockActionsPayload({
+        user: { id: userId },
+        container: { type: 'message', channel: { id: message.channel }, message },
+        action,
+      });
+      const answer = await deliver(payload);
+      return { status: answer.status, body: answer.body };
+    };
+  const click = clickVia(send);
+  const replicas: Replica[] = [];
 
   return {
     slack,
     get countersign() {
       return countersign;
+    },
+    async replica() {
+      const replicaPort = await findFreePort();
+      const started = await startCountersign({ ...settings, port: replicaPort });
+      const replicaEvents = `http://127.0.0.1:${replicaPort}/slack/events`;
+      let stopped: Promise<void> | undefined;
+      const replica: Replica = {
+        countersign: started,
+        click: clickVia((payload) => postInteraction(replicaEvents, SIGNING_SECRET, payload)),
+        stop: () => {
+          stopped ??= started.stop();
+          return stopped;
+        },
+      };
+      replicas.push(replica);
+      return replica;
     },
     async restart() {
       await countersign.stop();
@@ -272,6 +315,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     },
     async stop() {
       await client.close();
+      for (const replica of replicas) await replica.stop();
       await countersign.stop();
       await slack.stop();
       await removeStackState(url, prefix);

@@ -8,6 +8,7 @@ export function approveListener(deps: ListenerDeps): ClickMiddleware {
     const click = clickOf(args);
     const { runId, version } = targetOf(args);
     const result = await deps.approvals.approve({ runId, version, userId: click.userId });
+    await click.acknowledge();
     await deps.presenter.answer(result, click.audience);
   };
 }

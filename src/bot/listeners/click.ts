@@ -1,7 +1,10 @@
 /**
  * The middleware every button and select in Countersign's messages and modals goes through, composed
- * in front of each listener the way bolt-js composes its own: `ackClick` answers Slack at once (it
- * allows 3 s) and reads who clicked where, `reportFailures` turns an unexpected failure into a log
+ * in front of each listener the way bolt-js composes its own: `ackClick` reads who clicked where and
+ * answers Slack once the click's commit is done (the listener calls `click.acknowledge()` right after
+ * it) — so a process that dies before the commit leaves the click unanswered, and Slack tells the
+ * person it failed, instead of a click acknowledged and lost; a commit that takes longer than
+ * `ACK_WITHIN_MS` (Slack allows 3 s) is acknowledged then and finishes after. `reportFailures` turns an unexpected failure into a log
  * line and a private note (never a stack trace in Slack), `resolveTarget` reads the run and version a
  * button points at or says privately that it cannot tell.
  */
@@ -21,6 +24,8 @@ export interface Click {
   /** Where to answer privately (the channel of the message clicked); none for a modal. */
   readonly channel?: string;
   readonly audience: Audience;
+  /** Answers Slack's request (once; later calls do nothing): call it right after the click's commit. */
+  acknowledge(): Promise<void>;
 }
 
 /** What the middleware leaves in Bolt's context for the listener after it. */
@@ -33,19 +38,33 @@ export interface ClickContext {
 export type ClickMiddleware = Middleware<SlackActionMiddlewareArgs, ClickContext>;
 type ClickArgs = SlackActionMiddlewareArgs & AllMiddlewareArgs<ClickContext>;
 
-/** Acks at once, then reads the click. */
+/** Slack shows the person an error when a click is not answered within 3 s: answer by then, whatever happens. */
+export const ACK_WITHIN_MS = 2_000;
+
+/** Reads the click and answers Slack after the listener's commit (or after `ACK_WITHIN_MS`, or when it ends). */
 export const ackClick: ClickMiddleware = async (args) => {
-  await args.ack();
-  const body = blockActionSchema.parse(args.body);
-  const channel = channelOf(body);
-  args.context.click = {
-    body,
-    action: args.action,
-    userId: body.user.id,
-    ...(channel === undefined ? {} : { channel }),
-    audience: { userId: body.user.id, ...(channel === undefined ? {} : { channel }) },
+  let acked: Promise<void> | undefined;
+  const acknowledge = () => {
+    acked ??= args.ack();
+    return acked;
   };
-  await args.next();
+  const deadline = setTimeout(() => void acknowledge().catch(() => {}), ACK_WITHIN_MS);
+  try {
+    const body = blockActionSchema.parse(args.body);
+    const channel = channelOf(body);
+    args.context.click = {
+      body,
+      action: args.action,
+      userId: body.user.id,
+      ...(channel === undefined ? {} : { channel }),
+      audience: { userId: body.user.id, ...(channel === undefined ? {} : { channel }) },
+      acknowledge,
+    };
+    await args.next();
+  } finally {
+    clearTimeout(deadline);
+    await acknowledge();
+  }
 };
 
 /** Failures below are logged and the clicker is told privately that the click was not finished. */

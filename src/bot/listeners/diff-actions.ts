@@ -16,6 +16,7 @@ export function diffActionListener(deps: ListenerDeps, action: DiffAction): Clic
       action,
       ...(target.stepId === undefined ? {} : { stepId: target.stepId }),
     });
+    await click.acknowledge();
     await deps.presenter.answer(result, click.audience);
   };
 }

@@ -8,6 +8,7 @@ import type { AllMiddlewareArgs, SlackViewMiddlewareArgs } from '@slack/bolt';
 import type { ModalView } from '@slack/types';
 import {
   buildEditModal,
+  buildFormTooLateNotice,
   buildNotice,
   buildNoticeModal,
   EDIT_IDS,
@@ -28,6 +29,7 @@ export function editClickListener(deps: ListenerDeps): ClickMiddleware {
     const click = clickOf(args);
     const { runId, version } = targetOf(args);
     const answer = await deps.approvals.mayEdit({ runId, version, userId: click.userId });
+    await click.acknowledge();
     await showForm(deps, click, editView(deps, answer, click.userId, { baseVersion: version, added: [] }));
   };
 }
@@ -48,6 +50,7 @@ export function editSelectListener(
       version: metadata.baseVersion,
       userId: click.userId,
     });
+    await click.acknowledge();
     const choice =
       action === EDIT_IDS.addStep
         ? {
@@ -121,5 +124,9 @@ function editView(
 async function showForm(deps: ListenerDeps, click: Click, view: ModalView): Promise<void> {
   const from = click.body.view;
   if (from !== undefined) await deps.gateway.updateModal(from.id, view, from.hash);
-  else if (click.body.trigger_id !== undefined) await deps.gateway.openModal(click.body.trigger_id, view);
+  else if (click.body.trigger_id !== undefined) {
+    const opened = await deps.gateway.openModal(click.body.trigger_id, view);
+    if (opened === 'too_late' && click.channel !== undefined)
+      await deps.gateway.whisper(click.channel, click.userId, buildFormTooLateNotice('edit'));
+  }
 }

@@ -5,6 +5,7 @@
  */
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs } from '@slack/bolt';
 import {
+  buildFormTooLateNotice,
   buildNotice,
   buildNoticeModal,
   buildRejectModal,
@@ -20,12 +21,15 @@ export function rejectClickListener(deps: ListenerDeps): ClickMiddleware {
     const target = targetOf(args);
     if (click.body.trigger_id === undefined) return;
     const answer = await deps.approvals.mayReject({ ...target, userId: click.userId });
+    await click.acknowledge(); // the check may have committed (an expiry); the form opens after
     if (!answer.ok) return deps.presenter.answer(answer.refusal, click.audience);
     const { run } = answer;
-    await deps.gateway.openModal(
+    const opened = await deps.gateway.openModal(
       click.body.trigger_id,
       buildRejectModal({ runId: run.runId, version: run.version, agent: run.agent }),
     );
+    if (opened === 'too_late' && click.channel !== undefined)
+      await deps.gateway.whisper(click.channel, click.userId, buildFormTooLateNotice('reject'));
   };
 }
 
