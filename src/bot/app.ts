@@ -74,7 +74,7 @@ export function createBot(options: BotOptions): Bot {
     createSlackClients({
       token: options.botToken,
       logLevel: LOG_LEVELS[options.logLevel],
-      main: app.client,
+      interactive: app.client,
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
     }),

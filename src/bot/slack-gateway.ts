@@ -21,8 +21,13 @@ export interface MessageTag {
 
 /** The clients the gateway uses, each configured for one kind of call (see `createSlackClients`). */
 export interface SlackClients {
-  /** Updates, ephemerals, history, DMs: retried by @slack/web-api (they are idempotent), with a timeout. */
-  readonly main: WebClient;
+  /**
+   * Answers to people (ephemerals, modal updates): retried by @slack/web-api, with a timeout. Kept apart
+   * from rendering, so a card update waiting out a 429 never delays someone's answer.
+   */
+  readonly interactive: WebClient;
+  /** Rendering: updates, history, DMs — idempotent, so retried (also after a 429), with a timeout. */
+  readonly background: WebClient;
   /** `chat.postMessage` only: never retried blindly (a retry after an unknown outcome posts twice). */
   readonly posts: WebClient;
   /** `views.open` only: never waits behind back-off; a trigger id dies 3 s after the click. */
@@ -35,9 +40,8 @@ export const SLACK_TIMEOUT_MS = 10_000;
 const MODAL_TIMEOUT_MS = 2_500;
 
 /**
- * The gateway's clients: `main` (the Bolt app's, for idempotent calls: retried, with a timeout), one
- * that never retries for posting (a retry after an unknown outcome posts twice), and one for opening
- * modals that neither retries nor waits out rate-limit back-off.
+ * The gateway's clients (see `SlackClients`): each keeps its own queue, so back-off on one kind of call
+ * never holds another.
  */
 export function createSlackClients(options: {
   readonly token: string;
@@ -45,8 +49,8 @@ export function createSlackClients(options: {
   readonly logLevel?: LogLevel;
   /** How long one call may take (default `SLACK_TIMEOUT_MS`; opening a modal never waits past 2.5 s). */
   readonly timeoutMs?: number;
-  /** The client for idempotent calls; by default one with @slack/web-api's retries and the timeout. */
-  readonly main?: WebClient;
+  /** The client for answers to people (the Bolt app's); by default a new one with retries and the timeout. */
+  readonly interactive?: WebClient;
 }): SlackClients {
   const base = {
     ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
@@ -54,7 +58,8 @@ export function createSlackClients(options: {
   };
   const timeout = options.timeoutMs ?? SLACK_TIMEOUT_MS;
   return {
-    main: options.main ?? new WebClient(options.token, { ...base, timeout }),
+    interactive: options.interactive ?? new WebClient(options.token, { ...base, timeout }),
+    background: new WebClient(options.token, { ...base, timeout }),
     posts: new WebClient(options.token, { ...base, timeout, retryConfig: { retries: 0 } }),
     modals: new WebClient(options.token, {
       ...base,
@@ -130,8 +135,8 @@ export class SlackGateway {
       };
       const answer = historySchema.parse(
         input.threadTs === undefined
-          ? await this.clients.main.conversations.history(args)
-          : await this.clients.main.conversations.replies({ ...args, ts: input.threadTs }),
+          ? await this.clients.background.conversations.history(args)
+          : await this.clients.background.conversations.replies({ ...args, ts: input.threadTs }),
       );
       for (const message of answer.messages) if (isTagged(message.metadata, input.tag)) found.push(message);
       cursor = answer.response_metadata?.next_cursor || undefined;
@@ -144,7 +149,7 @@ export class SlackGateway {
 
   /** Replaces a message's content. */
   async update(ref: Pick<MessageRef, 'channel' | 'ts'>, message: SlackMessage): Promise<void> {
-    await this.clients.main.chat.update({
+    await this.clients.background.chat.update({
       channel: ref.channel,
       ts: ref.ts,
       text: message.text,
@@ -154,7 +159,7 @@ export class SlackGateway {
 
   /** A private answer only `user` sees (refusals, explanations). */
   async whisper(channel: string, user: string, message: SlackMessage): Promise<void> {
-    await this.clients.main.chat.postEphemeral({
+    await this.clients.interactive.chat.postEphemeral({
       channel,
       user,
       text: message.text,
@@ -164,7 +169,7 @@ export class SlackGateway {
 
   /** Opens a DM with one or more people and returns its channel id. */
   async openDm(users: readonly string[]): Promise<string> {
-    const opened = await this.clients.main.conversations.open({ users: users.join(',') });
+    const opened = await this.clients.background.conversations.open({ users: users.join(',') });
     const id = opened.channel?.id;
     if (id === undefined)
       throw new CountersignError('slack_unexpected', 'conversations.open returned no channel');
@@ -186,7 +191,11 @@ export class SlackGateway {
   }
 
   async updateModal(viewId: string, view: ModalView, hash?: string): Promise<void> {
-    await this.clients.main.views.update({ view_id: viewId, view, ...(hash === undefined ? {} : { hash }) });
+    await this.clients.interactive.views.update({
+      view_id: viewId,
+      view,
+      ...(hash === undefined ? {} : { hash }),
+    });
   }
 }
 
