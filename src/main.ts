@@ -56,6 +56,11 @@ export interface CountersignSettings {
   /** The first webhook retry's delay, doubling after (default 10 s). */
   readonly webhookRetryDelayMs?: number;
   /**
+   * Keep the process up through an error no handler caught (an unhandled rejection or exception):
+   * logged and counted instead. `npm start` sets it; a library user keeps their own handlers.
+   */
+  readonly guardProcess?: boolean;
+  /**
    * How often runs whose rendering is overdue (marked changed over this long ago) are rendered again
    * (default 5 s).
    */
@@ -81,6 +86,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   const connections = openConnections(settings.redisUrl);
   const metrics = new Metrics();
   const onError = reporter(metrics);
+  const unguard = settings.guardProcess === true ? guardProcess(onError) : () => {};
   const secretOf = (agent: string) =>
     Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
   const { redis } = connections;
@@ -215,6 +221,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
         await bot.stop();
         await approvals.drain();
         await closeAll(timers, webhooks, render, connections);
+        unguard();
       })();
       return stopping;
     },
@@ -255,6 +262,23 @@ function reporter(metrics: Metrics): (error: unknown, context: string) => void {
     metrics.error(error);
     const code = isCountersignError(error) ? ` [${error.code}]` : '';
     console.error(`countersign: ${context}${code}:`, error);
+  };
+}
+
+/**
+ * The process-level guard: an error that escaped every handler (a library's callback, a stray
+ * promise) is reported and the process keeps serving. Approval state lives in Redis behind
+ * compare-and-set commits, so a request that failed half-way left nothing half-done in memory; dying
+ * would only drop the other requests in flight. Returns the function that removes the guard.
+ */
+export function guardProcess(report: (error: unknown, context: string) => void): () => void {
+  const rejected = (reason: unknown) => report(reason, 'an unhandled promise rejection (kept running)');
+  const thrown = (error: unknown) => report(error, 'an uncaught exception (kept running)');
+  process.on('unhandledRejection', rejected);
+  process.on('uncaughtException', thrown);
+  return () => {
+    process.off('unhandledRejection', rejected);
+    process.off('uncaughtException', thrown);
   };
 }
 
@@ -329,6 +353,7 @@ async function main(): Promise<void> {
     },
     port: env.env.PORT,
     logLevel: env.env.LOG_LEVEL,
+    guardProcess: true,
   });
   installShutdownHandlers([() => countersign.stop()]);
   const mode =

@@ -1,4 +1,4 @@
-import { App, type CustomRoute, LogLevel } from '@slack/bolt';
+import { App, type CustomRoute, HTTPReceiver, LogLevel } from '@slack/bolt';
 import type { Redis } from 'ioredis';
 import type { ApprovalService, MessageLedger } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
@@ -9,6 +9,7 @@ import { Presenter } from './presenter.ts';
 import { Renderer } from './renderer.ts';
 import { botRoutes } from './routes.ts';
 import { createSlackClients, SLACK_TIMEOUT_MS, SlackGateway } from './slack-gateway.ts';
+import { screenSlackRequests } from './slack-requests.ts';
 
 export interface BotOptions {
   readonly botToken: string;
@@ -53,20 +54,20 @@ const LOG_LEVELS = { debug: LogLevel.DEBUG, info: LogLevel.INFO, warn: LogLevel.
 export function createBot(options: BotOptions): Bot {
   const clock = options.clock ?? Date.now;
   const onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+  const customRoutes: CustomRoute[] = [
+    ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
+    ...(options.routes ?? []),
+  ];
   const app: App = new App({
     token: options.botToken,
-    ...(options.signingSecret === undefined ? {} : { signingSecret: options.signingSecret }),
-    port: options.port,
     logLevel: LOG_LEVELS[options.logLevel],
     clientOptions: {
       ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
       timeout: options.timeoutMs ?? SLACK_TIMEOUT_MS,
     },
-    customRoutes: [
-      ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
-      ...(options.routes ?? []),
-    ],
-    ...socketModeOptions(options),
+    ...(options.appToken === undefined
+      ? { receiver: httpReceiver(options, customRoutes) }
+      : { customRoutes, port: options.port, ...socketModeOptions(options) }),
   });
   const inFlight = new InFlight();
   app.use(inFlight.middleware);
@@ -111,6 +112,26 @@ export function createBot(options: BotOptions): Bot {
       await inFlight.drain();
     },
   };
+}
+
+/**
+ * HTTP mode: Bolt's receiver with the screen in front of `POST /slack/events` (slack-requests.ts), so a
+ * signed but malformed body is a 400, never a crash.
+ */
+function httpReceiver(
+  options: Pick<BotOptions, 'signingSecret' | 'port' | 'logLevel'>,
+  customRoutes: CustomRoute[],
+) {
+  if (options.signingSecret === undefined)
+    throw new Error('the HTTP receiver needs a signing secret (or give an app token for Socket Mode)');
+  const receiver = new HTTPReceiver({
+    signingSecret: options.signingSecret,
+    port: options.port,
+    customRoutes,
+    logLevel: LOG_LEVELS[options.logLevel],
+  });
+  screenSlackRequests(receiver, { signingSecret: options.signingSecret });
+  return receiver;
 }
 
 /**

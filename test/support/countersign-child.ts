@@ -23,6 +23,7 @@ const countersign = await startCountersign({
   },
   port: Number(process.env.PORT ?? '0'),
   logLevel: 'error',
+  guardProcess: true,
 });
 process.stdout.write('ready\n');
 process.stdout.write(`reconciled ${JSON.stringify(await countersign.reconciled)}\n`);
