@@ -50,6 +50,8 @@ export interface CountersignSettings {
   };
   readonly port: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** When set, `GET /metrics` answers only `Authorization: Bearer <token>` (`METRICS_TOKEN`). */
+  readonly metricsToken?: string;
   readonly clock?: () => number;
   /** How often decisions committed but not confirmed delivered are re-sent (default 15 s). */
   readonly outboxSweepMs?: number;
@@ -143,8 +145,9 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     config: settings.config,
     approvals,
     messages,
-    redis,
+    healthRedis: connections.health,
     metrics,
+    ...(settings.metricsToken === undefined ? {} : { metricsToken: settings.metricsToken }),
     clock,
     onError,
     routes: gateway.routes,
@@ -241,6 +244,7 @@ function openConnections(url: string) {
     webhooksWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-webhooks' }),
     renderWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-render' }),
     subscriber: createRedisConnection(url, { role: 'worker', name: 'countersign-long-polls' }),
+    health: createRedisConnection(url, { role: 'client', name: 'countersign-health', offlineQueue: false }),
   };
 }
 
@@ -353,6 +357,7 @@ async function main(): Promise<void> {
     },
     port: env.env.PORT,
     logLevel: env.env.LOG_LEVEL,
+    ...(env.env.METRICS_TOKEN === undefined ? {} : { metricsToken: env.env.METRICS_TOKEN }),
     guardProcess: true,
   });
   installShutdownHandlers([() => countersign.stop()]);

@@ -8,6 +8,7 @@ import type { Metrics } from './metrics.ts';
 import { Presenter } from './presenter.ts';
 import { Renderer } from './renderer.ts';
 import { botRoutes } from './routes.ts';
+import { SlackAuth } from './slack-auth.ts';
 import { createSlackClients, SLACK_TIMEOUT_MS, SlackGateway } from './slack-gateway.ts';
 import { screenSlackRequests } from './slack-requests.ts';
 
@@ -26,8 +27,11 @@ export interface BotOptions {
   readonly config: CountersignConfig;
   readonly approvals: ApprovalService;
   readonly messages: MessageLedger;
-  readonly redis: Redis;
+  /** A connection without an offline queue, for `/healthz`'s PING (routes.ts). */
+  readonly healthRedis: Redis;
   readonly metrics: Metrics;
+  /** When set, `/metrics` answers only `Authorization: Bearer <token>`. */
+  readonly metricsToken?: string;
   readonly clock?: () => number;
   readonly onError?: (error: unknown, context: string) => void;
   /** More HTTP routes on the bot's port (the agent gateway), in HTTP and in Socket Mode. */
@@ -54,12 +58,24 @@ const LOG_LEVELS = { debug: LogLevel.DEBUG, info: LogLevel.INFO, warn: LogLevel.
 export function createBot(options: BotOptions): Bot {
   const clock = options.clock ?? Date.now;
   const onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+  const clients = createSlackClients({
+    token: options.botToken,
+    logLevel: LOG_LEVELS[options.logLevel],
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
+  });
+  const slackAuth = new SlackAuth(() => clients.interactive);
   const customRoutes: CustomRoute[] = [
-    ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
+    ...botRoutes({
+      healthRedis: options.healthRedis,
+      slackAuth,
+      metrics: options.metrics,
+      ...(options.metricsToken === undefined ? {} : { metricsToken: options.metricsToken }),
+    }),
     ...(options.routes ?? []),
   ];
   const app: App = new App({
-    token: options.botToken,
+    authorize: async () => slackAuth.authorization(options.botToken),
     logLevel: LOG_LEVELS[options.logLevel],
     clientOptions: {
       ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
@@ -71,15 +87,7 @@ export function createBot(options: BotOptions): Bot {
   });
   const inFlight = new InFlight();
   app.use(inFlight.middleware);
-  const gateway = new SlackGateway(
-    createSlackClients({
-      token: options.botToken,
-      logLevel: LOG_LEVELS[options.logLevel],
-      interactive: app.client,
-      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-      ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
-    }),
-  );
+  const gateway = new SlackGateway(clients);
   const presenter = new Presenter({ gateway, clock });
   const renderer = new Renderer({
     runs: options.approvals,
@@ -104,6 +112,11 @@ export function createBot(options: BotOptions): Bot {
     renderer,
     gateway,
     start: async () => {
+      // Slack's verdict on the token, kept for /healthz. Not waited for, and not fatal: a Slack that is
+      // down at start is re-checked, and clicks are served meanwhile (they are signature-checked).
+      void slackAuth.check().then((auth) => {
+        if (!auth.ok) onError(new Error(`Slack auth.test failed: ${auth.reason}`), 'checking the bot token');
+      });
       await app.start(options.port);
     },
     stop: async () => {

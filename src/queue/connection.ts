@@ -12,6 +12,11 @@ export interface ConnectionOptions {
   readonly role: ConnectionRole;
   /** Shown by `CLIENT LIST`, e.g. `countersign:intake`. */
   readonly name?: string;
+  /**
+   * Queue commands while disconnected (ioredis' default). Off for a probe: a command then fails at
+   * once while Redis is unreachable.
+   */
+  readonly offlineQueue?: boolean;
 }
 
 /** Retries per command before a client-role connection gives up (ioredis' default). */
@@ -24,8 +29,12 @@ const CLIENT_RETRIES_PER_REQUEST = 20;
  * const connection = createRedisConnection(env.REDIS_URL, { role: 'worker', name: 'countersign:intake' });
  */
 export function createRedisConnection(url: string, options: ConnectionOptions): Redis {
-  return new Redis(url, {
+  const connection = new Redis(url, {
     maxRetriesPerRequest: options.role === 'worker' ? null : CLIENT_RETRIES_PER_REQUEST,
     ...(options.name === undefined ? {} : { connectionName: options.name }),
+    ...(options.offlineQueue === false ? { enableOfflineQueue: false, maxRetriesPerRequest: 0 } : {}),
   });
+  // A probe's failures are its answers (each command rejects); nothing to report twice.
+  if (options.offlineQueue === false) connection.on('error', () => {});
+  return connection;
 }

@@ -130,6 +130,8 @@ export interface BotStackOptions {
   repairEveryMs?: number;
   /** More options for the Slack stand-in (rate limits, trigger expiry). */
   emulator?: Partial<SlackEmulatorOptions>;
+  /** Called with the started Slack stand-in before Countersign starts (faults present from the first call). */
+  beforeStart?: (slack: SlackEmulator) => void;
 }
 
 export async function botStack(name: string, options: BotStackOptions = {}): Promise<BotStack> {
@@ -142,6 +144,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     ...(options.socketMode ? { interactions: { socketMode: true } as const } : {}),
   });
   await slack.start();
+  options.beforeStart?.(slack);
   const prefix = stackPrefix(name);
   const port = await findFreePort();
   const url = options.redisUrl ?? redisUrl();
