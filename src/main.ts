@@ -18,6 +18,7 @@ import { loadSigningKeys } from './config/signing-key.ts';
 import { createGateway, DecisionWaiters, RateLimiter } from './gateway/index.ts';
 import { isCountersignError, type ReceiptSigner } from './pipeline/index.ts';
 import {
+  checkRedisReadiness,
   createRedisConnection,
   createRenderQueue,
   createWebhookSink,
@@ -319,6 +320,9 @@ function reconcile(deps: {
   });
 }
 
+/** SIGTERM stops the process within 10 s, Redis up or down: what is not closed by then is left to BullMQ's stall recovery. */
+const SHUTDOWN_DEADLINE_MS = 9_000;
+
 /** `npm start`: everything from the environment; clear messages instead of stack traces for setup errors. */
 async function main(): Promise<void> {
   const env = readEnv();
@@ -340,6 +344,11 @@ async function main(): Promise<void> {
   }
   const secrets = resolveAgentSecrets(config);
   if (!secrets.ok) problems.push(...secrets.problems);
+  problems.push(
+    ...(await checkRedisReadiness(env.env.REDIS_URL, {
+      allowVolatile: env.env.COUNTERSIGN_ALLOW_VOLATILE_REDIS,
+    })),
+  );
   if (problems.length > 0 || SLACK_BOT_TOKEN === undefined || !signing.ok || !secrets.ok) {
     return fail('cannot start', problems);
   }
@@ -360,7 +369,7 @@ async function main(): Promise<void> {
     ...(env.env.METRICS_TOKEN === undefined ? {} : { metricsToken: env.env.METRICS_TOKEN }),
     guardProcess: true,
   });
-  installShutdownHandlers([() => countersign.stop()]);
+  installShutdownHandlers([() => countersign.stop()], { deadlineMs: SHUTDOWN_DEADLINE_MS });
   const mode =
     SLACK_APP_TOKEN === undefined ? `HTTP on port ${env.env.PORT} (POST /slack/events)` : 'Socket Mode';
   console.log(

@@ -14,6 +14,14 @@ const envSchema = z.object({
   SLACK_API_URL: z.url({ error: 'must be a URL such as http://127.0.0.1:3001/api/' }).optional(),
   PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /**
+   * `1`: start on a Redis without persistence or with key eviction (the demo, tests). Otherwise such a
+   * Redis is refused at start: it would lose runs and decisions.
+   */
+  COUNTERSIGN_ALLOW_VOLATILE_REDIS: z
+    .enum(['0', '1', 'true', 'false'], { error: 'must be 1 or 0' })
+    .optional()
+    .transform((value) => value === '1' || value === 'true'),
   /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -hex 24)').optional(),
   /** Key prefix in Redis (and of BullMQ's keys), so several deployments can share one Redis. */

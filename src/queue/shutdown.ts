@@ -14,6 +14,11 @@ export interface ShutdownOptions {
   /** Where signals come from (default `process`). */
   readonly emitter?: Pick<NodeJS.Process, 'on' | 'off'>;
   readonly log?: (line: string) => void;
+  /**
+   * Exit with code 1 when closing has not finished after this long (default: wait). Closing waits on
+   * Redis; with Redis down it would wait forever.
+   */
+  readonly deadlineMs?: number;
 }
 
 /**
@@ -39,6 +44,15 @@ export function installShutdownHandlers(
     }
     closing = true;
     log(`${signal}: finishing active jobs, then closing`);
+    if (options.deadlineMs !== undefined) {
+      const deadline = setTimeout(() => {
+        log(
+          `still closing after ${options.deadlineMs} ms: exiting; unfinished jobs are retried by another worker`,
+        );
+        exit(1);
+      }, options.deadlineMs);
+      deadline.unref();
+    }
     void (async () => {
       let code = 0;
       for (const step of steps) {
