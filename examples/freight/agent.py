@@ -22,7 +22,6 @@ try:
     import countersign  # noqa: F401 - only: is the package importable?
 except ImportError:  # run from a checkout without installing the package: use clients/python
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
-    import countersign  # noqa: F401 - only: is the package importable?
 
 from countersign import (
     AlreadyClaimed,
