@@ -4,7 +4,7 @@
  * example (test/support/bot-stack.ts), plus a small control endpoint that clicks a card's buttons as
  * Slack would.
  *
- *   npx tsx test/support/python-e2e-server.ts
+ *   npx tsx test/support/python-e2e-server.ts [--exit-on-stdin-eof]
  *
  * Prints one JSON line once everything serves: `{"url", "agent", "secret", "control"}` — Countersign's
  * base URL, the freight agent's name and secret, and the control endpoint:
@@ -12,8 +12,9 @@
  *   POST <control>/runs/<runId>/approve[?user=U0OP1]   clicks Approve on the run's card as that user
  *
  * (answers `{"runId", "user", "status"}` with the HTTP status Slack got from the click). Stops
- * everything it started, redis-server included, on SIGINT/SIGTERM/SIGHUP or when its stdin ends — so
- * it goes when the process that started it with a pipe dies.
+ * everything it started, redis-server included, on SIGINT/SIGTERM/SIGHUP — and with
+ * `--exit-on-stdin-eof` when its stdin ends, so it goes when the process that started it with a pipe
+ * dies (the pytest fixture), even by SIGKILL.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -66,9 +67,11 @@ function stop(): Promise<void> {
   return stopping;
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => void stop());
-process.stdin.on('end', () => void stop());
-process.stdin.on('close', () => void stop());
-process.stdin.resume();
+if (process.argv.includes('--exit-on-stdin-eof')) {
+  process.stdin.on('end', () => void stop());
+  process.stdin.on('close', () => void stop());
+  process.stdin.resume();
+}
 
 process.stdout.write(
   `${JSON.stringify({

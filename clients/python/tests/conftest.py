@@ -7,6 +7,7 @@ import os
 import select
 import signal
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -46,9 +47,10 @@ class Countersign:
 @pytest.fixture(scope="session")
 def countersign() -> Iterator[Countersign]:
     """Starts redis-server, the Slack stand-in and Countersign (``npx tsx`` the harness); stops them
-    all at the end. The harness also stops when its stdin closes, so it dies with this process."""
+    all at the end. The harness also stops when its stdin closes, so it dies with this process; its
+    output after the first line is drained, so it never blocks on a full pipe."""
     process = subprocess.Popen(
-        ["npx", "tsx", str(HARNESS)],
+        ["npx", "tsx", str(HARNESS), "--exit-on-stdin-eof"],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -58,6 +60,7 @@ def countersign() -> Iterator[Countersign]:
     assert process.stdout is not None and process.stdin is not None
     try:
         line = _first_line(process, START_TIMEOUT_SECONDS)
+        threading.Thread(target=process.stdout.read, daemon=True).start()
         ready = json.loads(line)
         yield Countersign(ready["url"], ready["agent"], ready["secret"], ready["control"])
     finally:
