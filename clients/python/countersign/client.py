@@ -287,7 +287,7 @@ class Client:
             raise VerificationError(
                 "bad_receipt", f"the decision receipt does not verify with Countersign's keys: {receipt.message}"
             )
-        return self._check_signed(decision, step, time.time() if now is None else now)
+        return self._check_signed(decision, step, self._clock() if now is None else now)
 
     def report_outcome(
         self, run_id: str, step_id: str, status: str, detail: str | None = None
