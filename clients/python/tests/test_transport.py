@@ -168,14 +168,15 @@ def jwks_of(*keys: Ed25519PrivateKey) -> dict:
     return {"keys": [jwk(key) for key in keys]}
 
 
-def signed_decision(key: Ed25519PrivateKey) -> dict:
-    """An approved decision for PLAN, signed by ``key``, as Countersign would send it."""
+def signed_decision(key: Ed25519PrivateKey, **changes: object) -> dict:
+    """An approved decision for PLAN (with ``changes``), signed by ``key``, as Countersign would send it."""
     steps = [{**s, "digest": step_digest(s), "route": "review", "approvals": [{"userId": "U1", "at": "2026-04-01T10:00:00Z"}],
               "provenance": {"by": "agent", "userId": None, "version": 1, "change": None}} for s in PLAN["steps"]]
     plan = {"runId": "run-1", "agent": AGENT, "expiresAt": "2099-01-01T00:00:00Z", "steps": steps}
     unsigned = {"runId": "run-1", "agent": AGENT, "status": "approved", "version": 1,
                 "plan": {**plan, "digest": plan_digest(plan)}, "decidedAt": "2026-04-01T10:00:00Z",
-                "decidedBy": "U1", "reason": None, "phase": None, "diagnostics": [], "configDigest": "c0ffee"}
+                "decidedBy": "U1", "reason": None, "phase": None, "diagnostics": [], "configDigest": "c0ffee",
+                **changes}
     signed = key.sign(canonical_json(unsigned).encode())
     kid = jwks_of(key)["keys"][0]["kid"]
     return {**unsigned, "receipt": {"alg": "EdDSA", "kid": kid,
