@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -20,6 +21,7 @@ from countersign import (
     AlreadyClaimed,
     BadResponse,
     Client,
+    InvalidPlan,
     RateLimited,
     Unavailable,
     VerificationError,
@@ -204,3 +206,14 @@ def test_pinned_keys_are_never_fetched(stand_in: StandIn) -> None:
     client = Client(stand_in.url, AGENT, SECRET, public_keys=jwks_of(key))
     assert client.verify_step(signed_decision(key), PLAN["steps"][0]).provenance["by"] == "agent"
     assert stand_in.seen == []
+
+
+def test_sends_an_aware_datetime_expiry_as_whole_seconds_utc_and_refuses_a_naive_one(stand_in: StandIn) -> None:
+    stand_in.script = [accepted]
+    at = datetime(2099, 4, 3, 12, 0, 0, 250_000, tzinfo=timezone(timedelta(hours=2)))
+    Client(stand_in.url, AGENT, SECRET).submit({**PLAN, "expiresAt": at})
+    assert json.loads(stand_in.seen[0].body)["expiresAt"] == "2099-04-03T10:00:01Z"
+    with pytest.raises(InvalidPlan) as refused:
+        Client(stand_in.url, AGENT, SECRET).submit({**PLAN, "expiresAt": datetime(2099, 4, 3)})
+    assert refused.value.checked_by == "client" and refused.value.diagnostics[0]["path"] == ["expiresAt"]
+    assert len(stand_in.seen) == 1
