@@ -7,7 +7,7 @@
  *   export --since <date> [--out <file>]
  *                                  JSONL, one line per `edited` record of the runs created since <date>
  *
- * Options: --redis-url <url> (default: REDIS_URL), --prefix <prefix> (default: cs).
+ * Options: --redis-url <url> (default: REDIS_URL), --prefix <prefix> (default: COUNTERSIGN_PREFIX, else cs).
  * Exit codes: 0 ok; 1 a journal is broken or the run's state disagrees with it (verify, show; export
  * when it skipped such a run);
  * 2 bad arguments or unknown run; 3 Redis unreachable or failing.

@@ -7,9 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { type FreightAgentOptions, runFreightAgent } from '../examples/freight/agent.ts';
-import freightConfig from '../examples/freight/countersign.config.ts';
+import freightConfig, { freightConfigInput } from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
 import { AgentClient } from '../src/client/index.ts';
+import { type CountersignConfig, defineConfig, formatDuration, parseDuration } from '../src/config/index.ts';
 import { generateSigningKey } from '../src/config/signing-key.ts';
 import { findFreePort, type RedisServer, startRedisServer } from '../src/devtools/redis-server.ts';
 import {
@@ -61,6 +62,11 @@ export interface DemoOptions {
   /** How long the emulator waits for the bot's answer to a click (default Slack's 3 s). */
   readonly ackTimeoutMs?: number;
   readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * When the first escalation level fires (`'1m'`; default the freight config's 15 minutes). The second
+   * level comes as long again after it, and repeats as often.
+   */
+  readonly escalateAfter?: string;
 }
 
 /** A running demo. */
@@ -139,7 +145,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
     const signing = generateSigningKey();
     const signer = createReceiptSigner(signing.privateKey);
     const countersign = await startCountersign({
-      config: freightConfig,
+      config:
+        options.escalateAfter === undefined ? freightConfig : withEscalationAfter(options.escalateAfter),
       secrets: { [FREIGHT_AGENT]: agentSecret },
       signing: { signer, publicKeys: [signer.publicKey] },
       redisUrl,
@@ -175,6 +182,38 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
     throw error;
   }
 }
+
+/** The freight config with its escalation brought forward: level 1 after `after`, level 2 twice that. */
+function withEscalationAfter(after: string): CountersignConfig {
+  const ms = parseDuration(after);
+  if (ms === undefined || ms < 1_000)
+    throw new DemoSetupError(
+      `DEMO_ESCALATE_AFTER must be a duration of 1s or more, such as 1m or 30s; got ${JSON.stringify(after)}`,
+    );
+  const input = freightConfigInput;
+  const chain = input.escalation?.[FREIGHT_AGENT];
+  if (chain === undefined) return freightConfig;
+  const [first, second, ...rest] = chain.levels;
+  const twice = formatDuration(2 * ms);
+  return defineConfig({
+    ...input,
+    escalation: {
+      ...input.escalation,
+      [FREIGHT_AGENT]: {
+        ...chain,
+        levels: [
+          ...(first === undefined ? [] : [{ ...first, after }]),
+          ...(second === undefined ? [] : [{ ...second, after: twice }]),
+          ...rest,
+        ],
+        ...(chain.repeat === undefined ? {} : { repeat: { ...chain.repeat, every: twice } }),
+      },
+    },
+  });
+}
+
+/** A demo setting that cannot work, said in the setting's terms. */
+export class DemoSetupError extends Error {}
 
 /** Deletes the demo's keys from a Redis it does not own (SCAN + UNLINK under `<prefix>:`). */
 async function deleteDemoKeys(url: string, prefix: string): Promise<void> {

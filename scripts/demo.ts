@@ -8,11 +8,15 @@
  *   npm run demo -- --once       exit once the agent has its decision (or DEMO_EXIT_AFTER_DECISION=1)
  *
  * Environment: REDIS_URL (use that Redis: keys under a fresh prefix, deleted at the end, never flushed);
- * DEMO_PORT (the page's port, default 3100, 0 = any free port; a busy port falls back to a free one).
+ * DEMO_PORT (the page's port, default 3100, 0 = any free port; a busy port falls back to a free one);
+ * DEMO_EXPIRES_IN (how long the card stays open, default 2h; `2m` shows expiry in two minutes);
+ * DEMO_ESCALATE_AFTER (when the leads are told, default 15m; `1m` shows escalation in a minute, the
+ * second level a minute later).
  */
 import { createInterface } from 'node:readline';
+import { parseDuration } from '../src/config/index.ts';
 import { isRedisServerError, RedisServerNotFoundError } from '../src/devtools/redis-server.ts';
-import { type DemoStack, startDemo } from './demo-stack.ts';
+import { DemoSetupError, type DemoStack, startDemo } from './demo-stack.ts';
 
 const DEFAULT_PORT = 3100;
 
@@ -26,10 +30,25 @@ async function main(): Promise<void> {
     return;
   }
 
+  const expiresIn = process.env.DEMO_EXPIRES_IN || undefined;
+  const escalateAfter = process.env.DEMO_ESCALATE_AFTER || undefined;
+  if (expiresIn !== undefined && (parseDuration(expiresIn) ?? 0) < 10_000) {
+    console.error(
+      `DEMO_EXPIRES_IN must be a duration of 10s or more, such as 2m or 1h; got ${JSON.stringify(expiresIn)}`,
+    );
+    process.exitCode = 2;
+    return;
+  }
+
   let demo: DemoStack;
   try {
-    demo = await startOnPort(port, redisUrl);
+    demo = await startOnPort(port, redisUrl, escalateAfter);
   } catch (error) {
+    if (error instanceof DemoSetupError) {
+      console.error(error.message);
+      process.exitCode = 2;
+      return;
+    }
     if (error instanceof RedisServerNotFoundError) {
       console.error(
         [
@@ -72,7 +91,14 @@ async function main(): Promise<void> {
   printBanner(demo, once);
   for (;;) {
     try {
-      await demo.runAgent({ log: (line) => console.log(`agent │ ${line}`) });
+      await demo.runAgent({
+        log: (line) => console.log(`agent │ ${line}`),
+        ...(expiresIn === undefined ? {} : { expiresIn }),
+        onSubmitted: (runId) =>
+          console.log(
+            `audit │ REDIS_URL=${demo.redis.url} COUNTERSIGN_PREFIX=${demo.prefix} npm run audit -- show ${runId}`,
+          ),
+      });
     } catch (error) {
       if (stopping) return; // Ctrl-C closed the agent's client while it waited
       console.error(`agent │ failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -91,14 +117,19 @@ async function main(): Promise<void> {
 }
 
 /** The demo on `port`, or on any free port when that one is taken. */
-async function startOnPort(port: number, redisUrl: string | undefined): Promise<DemoStack> {
+async function startOnPort(
+  port: number,
+  redisUrl: string | undefined,
+  escalateAfter: string | undefined,
+): Promise<DemoStack> {
+  const options = { redisUrl, ...(escalateAfter === undefined ? {} : { escalateAfter }) };
   try {
-    return await startDemo({ port, redisUrl });
+    return await startDemo({ port, ...options });
   } catch (error) {
     if (port === 0 || !(error instanceof Error && 'code' in error && error.code === 'EADDRINUSE'))
       throw error;
     console.log(`port ${port} is taken; using a free one instead`);
-    return startDemo({ port: 0, redisUrl });
+    return startDemo({ port: 0, ...options });
   }
 }
 
@@ -111,6 +142,7 @@ function printBanner(demo: DemoStack, once: boolean): void {
       '',
       'Countersign demo — everything local, no Slack account needed',
       `  Redis         ${redis}`,
+      `                key prefix ${demo.prefix} (COUNTERSIGN_PREFIX=${demo.prefix} for npm run audit)`,
       `  Slack         emulator, Web API at ${demo.slack.url}`,
       `  Countersign   bot in HTTP mode at ${demo.eventsUrl} (requests signed like Slack's)`,
       `                agent API at ${demo.apiUrl}/v1 (docs/http-api.md)`,

@@ -30,6 +30,8 @@ export interface FreightAgentOptions {
   readonly timeoutMs?: number;
   /** Called with the run id once submitted (the demo uses it to point at the card). */
   readonly onSubmitted?: (runId: string) => void;
+  /** How long people have to decide (default `'2h'`). */
+  readonly expiresIn?: string;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function runFreightAgent(
     summary: freightSummary,
     context: freightContext,
     steps: freightSteps.map((step) => ({ id: step.id, tool: step.tool, args: { ...step.args } })),
-    expiresIn: '2h',
+    expiresIn: options.expiresIn ?? '2h',
   });
   log(
     status === 'approved'

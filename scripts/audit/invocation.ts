@@ -14,7 +14,7 @@ export const USAGE = `usage:
                                        JSONL of the edits in runs created since <date> (e.g. 2026-04-01)
 options:
   --redis-url <url>   Redis to read (default: REDIS_URL, else redis://127.0.0.1:6379)
-  --prefix <prefix>   key prefix (default: cs)`;
+  --prefix <prefix>   key prefix (default: COUNTERSIGN_PREFIX, else cs)`;
 
 export type Command =
   | { readonly name: 'verify' | 'show'; readonly runId: string }
@@ -65,11 +65,11 @@ export function parseInvocation(argv: readonly string[]): Invocation {
 
   let keys: Keys;
   try {
-    keys = createKeys(values.prefix ?? 'cs');
+    keys = createKeys(values.prefix ?? defaultFromEnv().COUNTERSIGN_PREFIX);
   } catch (error) {
     throw new AuditError(messageOf(error), 'usage');
   }
-  return { command, keys, redisUrl: values['redis-url'] ?? defaultRedisUrl() };
+  return { command, keys, redisUrl: values['redis-url'] ?? defaultFromEnv().REDIS_URL };
 }
 
 function parseCli(argv: readonly string[]) {
@@ -87,9 +87,12 @@ function parseCli(argv: readonly string[]) {
   });
 }
 
-/** Only read when --redis-url is absent, so an unrelated bad variable cannot block an explicit URL. */
-function defaultRedisUrl(): string {
+/**
+ * REDIS_URL and COUNTERSIGN_PREFIX, as the bot reads them. Only read when an option is absent, so an
+ * unrelated bad variable cannot block explicit options.
+ */
+function defaultFromEnv(): { REDIS_URL: string; COUNTERSIGN_PREFIX: string } {
   const env = readEnv();
   if (!env.ok) throw new AuditError(`bad environment: ${env.problems.join('; ')}`, 'usage');
-  return env.env.REDIS_URL;
+  return env.env;
 }

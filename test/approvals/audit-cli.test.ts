@@ -13,13 +13,15 @@ import { createKeys } from '../../src/approvals/keys.ts';
 import { RunCommit } from '../../src/approvals/run-commit.ts';
 import { ApprovalService } from '../../src/approvals/service.ts';
 import { loadRun } from '../../src/approvals/store.ts';
-import { redisUrl, testRedis } from '../helpers/redis.ts';
+import { deleteKeysUnder, redisUrl, testRedis } from '../helpers/redis.ts';
 import { freightHistory } from '../support/journal-history.ts';
 import { testSigning } from '../support/stack.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const url = redisUrl();
-const { redis, prefix, cleanup } = testRedis('audit-cli');
+const { redis, prefix: testPrefix, cleanup } = testRedis('audit-cli');
+// COUNTERSIGN_PREFIX allows letters, digits, - and _ only: the harness's prefix without its colons.
+const prefix = testPrefix.replace(/:/g, '-');
 const keys = createKeys(prefix);
 const outDir = mkdtempSync(join(tmpdir(), 'audit-cli-'));
 
@@ -81,6 +83,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await deleteKeysUnder(redis, prefix);
   await cleanup();
   rmSync(outDir, { recursive: true, force: true });
 });
@@ -122,6 +125,15 @@ describe('audit verify', () => {
     const result = await audit(['verify', 'run-good', '--prefix', prefix], {
       bare: true,
       env: { REDIS_URL: url },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('OK, 13 records');
+  });
+
+  it('reads the prefix from COUNTERSIGN_PREFIX, like the bot, when --prefix is not given', async () => {
+    const result = await audit(['verify', 'run-good'], {
+      bare: true,
+      env: { REDIS_URL: url, COUNTERSIGN_PREFIX: prefix },
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('OK, 13 records');

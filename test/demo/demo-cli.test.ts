@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PageSnapshot } from '../../src/emulator/index.ts';
@@ -140,6 +140,35 @@ describe('npm run demo', () => {
     probe.disconnect();
   }, 90_000);
 
+  it('with DEMO_EXPIRES_IN and DEMO_ESCALATE_AFTER: escalates and expires in seconds, and its audit command works as printed', async () => {
+    const demo = startDemoProcess(['--once'], {
+      REDIS_URL: redisUrl(),
+      DEMO_EXPIRES_IN: '12s',
+      DEMO_ESCALATE_AFTER: '2s',
+    });
+    const [command = ''] = await demo.waitFor(
+      /REDIS_URL=\S+ COUNTERSIGN_PREFIX=\S+ npm run audit -- show \S+/,
+    );
+    const [, env = '', runId = ''] = /^(.*) npm run audit -- show (\S+)$/.exec(command) ?? [];
+    const vars = Object.fromEntries(env.split(' ').map((pair) => pair.split('=') as [string, string]));
+    let shown = '';
+    for (let tries = 0; !/escalated/.test(shown) && tries < 40; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      shown = (await runAudit(['show', runId], vars)).stdout;
+    }
+    expect(shown).toMatch(/escalated/);
+    expect(await demo.exited).toBe(0);
+    expect(demo.output()).toContain('agent │ decision: expired');
+  }, 90_000);
+
+  it('refuses a DEMO_ESCALATE_AFTER that is not a duration, in its own terms', async () => {
+    const demo = startDemoProcess(['--once'], { REDIS_URL: redisUrl(), DEMO_ESCALATE_AFTER: 'soon' });
+    expect(await demo.exited).toBe(2);
+    expect(demo.output()).toContain(
+      'DEMO_ESCALATE_AFTER must be a duration of 1s or more, such as 1m or 30s; got "soon"',
+    );
+  }, 60_000);
+
   it('says how to install Redis when redis-server is missing', async () => {
     const demo = startDemoProcess(['--once'], { PATH: '/nonexistent' });
     expect(await demo.exited).toBe(1);
@@ -147,3 +176,18 @@ describe('npm run demo', () => {
     expect(demo.output()).toContain('apt-get install -y redis-server');
   }, 60_000);
 });
+
+/** `npm run audit` as the demo prints it: its arguments, with exactly these variables (and PATH). */
+function runAudit(
+  args: readonly string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/audit.ts', ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 },
+      (error, stdout) => resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout }),
+    );
+  });
+}
