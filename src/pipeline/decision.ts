@@ -137,8 +137,16 @@ export function verifyDecisionStep(
   if (decision.status !== 'approved' || plan === null) {
     return { ok: false, reason: 'not_approved', message: `the run was ${decision.status}, not approved` };
   }
-  if (now >= Date.parse(plan.expiresAt)) {
-    return { ok: false, reason: 'expired', message: `the approval expired at ${plan.expiresAt}` };
+  const expiresAt = Date.parse(plan.expiresAt);
+  // An expiry that is not a date fails closed: nobody can say the approval still holds.
+  if (Number.isNaN(expiresAt) || now >= expiresAt) {
+    return {
+      ok: false,
+      reason: 'expired',
+      message: Number.isNaN(expiresAt)
+        ? `the approval's expiry ${JSON.stringify(plan.expiresAt)} is not a date`
+        : `the approval expired at ${plan.expiresAt}`,
+    };
   }
   if (planDigest(plan) !== plan.digest) {
     return {

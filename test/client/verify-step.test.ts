@@ -143,6 +143,17 @@ describe('verifyStep with the JWKS Countersign serves', () => {
     });
   });
 
+  it('refuses, as expired, a signed approval whose expiry is not a date (fails closed)', async () => {
+    const odd = makeDecision({
+      runId: 'run-odd-expiry',
+      agent: AGENT,
+      expiresAt: 'next Tuesday',
+      steps,
+      signer: server.signer,
+    });
+    expect(await client().verifyStep(odd, s2)).toMatchObject({ ok: false, reason: 'expired' });
+  });
+
   it('refuses a genuine decision made for another agent: Countersign’s keys sign every agent’s', async () => {
     const check = await client().verifyStep(signedBy(server.signer, OTHER_AGENT), s2);
     expect(check).toMatchObject({ ok: false, reason: 'not_approved' });
