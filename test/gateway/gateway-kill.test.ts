@@ -46,8 +46,8 @@ beforeAll(async () => {
     agent: FREIGHT_AGENT,
     secret: FREIGHT_SECRET,
     publicKeys: testSigning.jwks,
-    // Long enough for the server to come back.
-    retry: { attempts: 30, baseDelayMs: 100, maxDelayMs: 500 },
+    // Long enough for the server to come back, also on a busy machine (about a minute).
+    retry: { attempts: 120, baseDelayMs: 100, maxDelayMs: 500 },
     onError: () => {},
   });
 });
@@ -110,7 +110,7 @@ describe('a server killed while agents submit (SIGKILL, a real child process)', 
     }
     expect(cards.length).toBe(30);
     expect([...perRun.values()].every((count) => count === 1)).toBe(true);
-  }, 60_000);
+  }, 120_000);
 });
 
 async function waitFor<T>(read: () => T | undefined, timeoutMs = 20_000): Promise<T> {
