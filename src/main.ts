@@ -154,7 +154,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   });
   approvals.onChanged((commit) => render.enqueue(commit.runId, commit.revision));
   const workers = [
-    startTimersWorker({ connection: connections.timersWorker, service: approvals, ...approvalsKeys, clock }),
+    startTimersWorker({ connection: connections.timersWorker, service: approvals, ...approvalsKeys }),
     startRenderWorker({
       connection: connections.renderWorker,
       redis,

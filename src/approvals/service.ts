@@ -22,7 +22,14 @@ import { applyDiffAction, applyEdit, type DiffActionInput, type EditInput } from
 import { type PostedInput, recordPosted } from './use-cases/record-posted.ts';
 import { type RejectInput, reject } from './use-cases/reject.ts';
 import { type SubmitPlanInput, submitPlan } from './use-cases/submit-plan.ts';
-import { type EscalateInput, escalate, expire, remind, type TimerInput } from './use-cases/timers.ts';
+import {
+  type ChainTimerInput,
+  type EscalateInput,
+  escalate,
+  expire,
+  remind,
+  type TimerInput,
+} from './use-cases/timers.ts';
 
 export interface ApprovalServiceOptions extends QueryOptions {
   /** Countersign's key: every decision carries its Ed25519 receipt (docs/receipts.md). */
@@ -161,7 +168,7 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** The reminder before the first escalation level fired for `version`. */
-  remind(input: TimerInput): Promise<UseCaseResult> {
+  remind(input: ChainTimerInput): Promise<UseCaseResult> {
     return this.run(input.runId, (ctx, snapshot) => remind(ctx, snapshot, input));
   }
 

@@ -129,7 +129,7 @@ describe('TimerScheduler', () => {
 
 describe('the timers processor', () => {
   const { service, pendingRun, waiting, journal, committed } = timersHarness('timer-processor');
-  const process = createTimerProcessor({ service, clock });
+  const process = createTimerProcessor({ service });
   /** What the listeners were shown after the run was submitted. */
   const shown = () => committed.filter((result) => result.kind !== 'pending');
 
@@ -140,11 +140,12 @@ describe('the timers processor', () => {
     await expect(process({ data: { kind: 'explode' } })).rejects.toBeInstanceOf(UnrecoverableError);
   });
 
-  it('puts back an expiry that fires before expiresAt, and expires the run once it is due', async () => {
+  it('puts back an expiry that fires before expiresAt (by the service’s time) for the time left, and expires the run once it is due', async () => {
     const run = await pendingRun();
     const expiresAt = Date.parse(run.current.plan.expiresAt);
     const data = { kind: 'expire', runId: run.runId, version: 1 };
-    expect(await process({ data })).toEqual({ kind: 'early', retryAt: expiresAt });
+    now = expiresAt - 3 * MIN;
+    expect(await process({ data })).toEqual({ kind: 'early', retryInMs: 3 * MIN });
     expect(shown()).toEqual([]);
     now = expiresAt;
     expect(await process({ data })).toEqual({ kind: 'expired' });
@@ -177,6 +178,27 @@ describe('the timers processor', () => {
     expect((await service.approve({ runId: run.runId, version: 1, userId: 'U0LEAD1' })).kind).toBe(
       'approved',
     );
+  });
+
+  it('puts back an escalation or a reminder that fires before its due time, changing nothing', async () => {
+    const run = await pendingRun();
+    const step = {
+      kind: 'escalate',
+      runId: run.runId,
+      agent: FREIGHT_AGENT,
+      version: 1,
+      level: 1,
+      repeat: 0,
+      dueAt: now + 15 * MIN,
+    } as const;
+    now += 5 * MIN;
+    expect(await process({ data: step })).toEqual({ kind: 'early', retryInMs: 10 * MIN });
+    const remind = { kind: 'remind', runId: run.runId, agent: FREIGHT_AGENT, version: 1, dueAt: now + MIN };
+    expect(await process({ data: remind })).toEqual({ kind: 'early', retryInMs: MIN });
+    expect(shown()).toEqual([]);
+    expect((await journal(run.runId)).map((event) => event.type)).toEqual(['submitted', 'validated']);
+    now += 10 * MIN;
+    expect(await process({ data: step })).toEqual({ kind: 'escalated' });
   });
 
   it('reminds while the run is pending, and expires it instead when the reminder is overdue', async () => {
@@ -240,6 +262,21 @@ describe('reconcileTimers', () => {
     const jobs = await scheduler.queue.getJobCounts('delayed', 'waiting');
     await reconcile();
     expect(await scheduler.queue.getJobCounts('delayed', 'waiting')).toEqual(jobs);
+  });
+
+  it('keeps the timers of a run that looks overdue by this process’s clock but is not by the service’s', async () => {
+    const run = await pendingRun();
+    await scheduler.queue.obliterate({ force: true });
+    const expiresAt = Date.parse(run.current.plan.expiresAt);
+    const fastClock = () => expiresAt + 10 * MIN;
+    const summary = await reconcileTimers({
+      service,
+      ensure: (pending) => scheduler.ensure(pending),
+      clock: fastClock,
+    });
+    expect(summary).toMatchObject({ expired: 0, failed: 0 });
+    expect((await service.getRun(run.runId))?.status).toBe('pending');
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 120, 'escalate-<run>-v1-l1': 15 });
   });
 
   it('starts the clock of a version whose edit was never rescheduled, and removes the older version’s timers', async () => {
