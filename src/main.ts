@@ -7,7 +7,7 @@
 import type { KeyObject } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
-import { ApprovalService, DecisionFeed, MessageLedger } from './approvals/index.ts';
+import { ApprovalService, DecisionFeed, MessageLedger, RedisClock } from './approvals/index.ts';
 import { createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { rateLimitOf } from './config/config-types.ts';
@@ -50,6 +50,11 @@ export interface CountersignSettings {
   };
   readonly port: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * For tests that move time themselves: replaces Redis's time everywhere. Without it transitions
+   * decide at Redis's `TIME` and everything else time-based reads Redis's time estimated from this
+   * process's clock (`RedisClock`), so replicas whose clocks differ agree (docs/architecture.md §15).
+   */
   readonly clock?: () => number;
   /** How often decisions committed but not confirmed delivered are re-sent (default 15 s). */
   readonly outboxSweepMs?: number;
@@ -77,8 +82,10 @@ export interface Countersign {
 
 /** Starts everything and resolves once the bot (and the gateway on its port) is listening. */
 export async function startCountersign(settings: CountersignSettings): Promise<Countersign> {
-  const clock = settings.clock ?? Date.now;
   const connections = openConnections(settings.redisUrl);
+  const redisClock = settings.clock === undefined ? new RedisClock(connections.redis) : undefined;
+  await redisClock?.start();
+  const clock = settings.clock ?? redisClock?.now ?? Date.now;
   const metrics = new Metrics();
   const onError = reporter(metrics);
   const secretOf = (agent: string) =>
@@ -97,7 +104,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     config: settings.config,
     signer: settings.signing.signer,
     ...approvalsKeys,
-    clock,
+    ...(settings.clock === undefined ? {} : { clock: settings.clock }),
     onError,
     // Delivered: into the agent's feed (long polls read it), and to its webhook if it has one.
     deliver: async (decision) => {
@@ -209,6 +216,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       stopping ??= (async () => {
         clearInterval(sweep);
         clearInterval(repairs);
+        redisClock?.stop();
         await Promise.all(workers.map((worker) => worker.close()));
         await reconciled;
         await waiters.close();
