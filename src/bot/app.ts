@@ -1,4 +1,4 @@
-import { App, type CustomRoute, LogLevel } from '@slack/bolt';
+import { App, type CustomRoute, HTTPReceiver, LogLevel } from '@slack/bolt';
 import type { Redis } from 'ioredis';
 import type { ApprovalService, MessageLedger } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
@@ -9,6 +9,7 @@ import { Presenter } from './presenter.ts';
 import { Renderer } from './renderer.ts';
 import { botRoutes } from './routes.ts';
 import { createSlackClients, SLACK_TIMEOUT_MS, SlackGateway } from './slack-gateway.ts';
+import { checkSlackSignatures } from './slack-signature.ts';
 
 export interface BotOptions {
   readonly botToken: string;
@@ -53,19 +54,24 @@ const LOG_LEVELS = { debug: LogLevel.DEBUG, info: LogLevel.INFO, warn: LogLevel.
 export function createBot(options: BotOptions): Bot {
   const clock = options.clock ?? Date.now;
   const onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+  const customRoutes = [
+    ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
+    ...(options.routes ?? []),
+  ];
   const app: App = new App({
     token: options.botToken,
-    ...(options.signingSecret === undefined ? {} : { signingSecret: options.signingSecret }),
     port: options.port,
     logLevel: LOG_LEVELS[options.logLevel],
     clientOptions: {
       ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
       timeout: options.timeoutMs ?? SLACK_TIMEOUT_MS,
     },
-    customRoutes: [
-      ...botRoutes({ redis: options.redis, client: () => app.client, metrics: options.metrics }),
-      ...(options.routes ?? []),
-    ],
+    ...(options.appToken === undefined && options.signingSecret !== undefined
+      ? { receiver: httpReceiver({ ...options, signingSecret: options.signingSecret, clock, customRoutes }) }
+      : {
+          ...(options.signingSecret === undefined ? {} : { signingSecret: options.signingSecret }),
+          customRoutes,
+        }),
     ...socketModeOptions(options),
   });
   const inFlight = new InFlight();
@@ -111,6 +117,28 @@ export function createBot(options: BotOptions): Bot {
       await inFlight.drain();
     },
   };
+}
+
+/**
+ * The HTTP receiver (`POST /slack/events` and the custom routes), with Slack's signatures checked on
+ * Redis's time rather than by Bolt on this process's clock (slack-signature.ts).
+ */
+function httpReceiver(options: {
+  readonly signingSecret: string;
+  readonly port: number;
+  readonly logLevel: BotOptions['logLevel'];
+  readonly clock: () => number;
+  readonly customRoutes: CustomRoute[];
+}): HTTPReceiver {
+  const receiver = new HTTPReceiver({
+    signingSecret: options.signingSecret,
+    port: options.port,
+    logLevel: LOG_LEVELS[options.logLevel],
+    customRoutes: options.customRoutes,
+    signatureVerification: false,
+  });
+  checkSlackSignatures(receiver, { signingSecret: options.signingSecret, clock: options.clock });
+  return receiver;
 }
 
 /**
