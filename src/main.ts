@@ -21,6 +21,7 @@ import {
   createRedisConnection,
   createRenderQueue,
   createWebhookSink,
+  expireOverdue,
   installShutdownHandlers,
   type ReconcileSummary,
   type RenderQueue,
@@ -191,7 +192,11 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     repairRenderings(approvals, requestRender, olderThan).catch((error: unknown) =>
       onError(error, 'render repair'),
     );
-  const repairs = setInterval(() => repair(clock() - repairEvery), repairEvery);
+  // Each repair tick also expires runs whose timer is late or lost (at Redis's time, §15).
+  const repairs = setInterval(() => {
+    void repair(clock() - repairEvery);
+    expireOverdue({ service: approvals }).catch((error: unknown) => onError(error, 'expiry sweep'));
+  }, repairEvery);
   repairs.unref();
   await waiters.start();
   await bot.start();

@@ -102,6 +102,11 @@ export class ApprovalQueries {
     return runs;
   }
 
+  /** Pending runs whose expiry (ms) is before `before`, oldest expiry first. */
+  async overdueRuns(before: number, limit = 500): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.pending, '-inf', `(${before}`, 'LIMIT', 0, limit);
+  }
+
   protected outcomeOptions() {
     return { time: this.time, uncertainAfterMs: this.config.defaults.uncertainAfterMs };
   }

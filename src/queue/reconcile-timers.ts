@@ -76,3 +76,33 @@ export async function reconcileTimers(deps: ReconcileDependencies): Promise<Reco
   await Promise.all(Array.from({ length: deps.concurrency ?? 16 }, lane));
   return { checked, expired, failed };
 }
+
+/** How long past its expiry a pending run is left to its timer before the sweep expires it. */
+export const OVERDUE_GRACE_MS = 2_000;
+
+/**
+ * The expiry sweep (docs/architecture.md §15): pending runs past their expiry by more than
+ * `OVERDUE_GRACE_MS` by Redis's time are expired here. Their timer is late or lost — BullMQ finds a
+ * delayed job due by the clock of the worker that looks, so when every live replica's clock runs
+ * behind the one that scheduled it, the job comes late by the difference. Idempotent: the service
+ * decides each expiry exactly once, whoever asks. Returns how many it expired.
+ */
+export async function expireOverdue(deps: {
+  readonly service: {
+    now(): Promise<number>;
+    overdueRuns(before: number): Promise<string[]>;
+    getRun(runId: string): Promise<RunView | undefined>;
+    expire(input: { runId: string; version: number }): Promise<UseCaseResult>;
+  };
+  readonly graceMs?: number;
+}): Promise<number> {
+  const { service } = deps;
+  const overdue = await service.overdueRuns((await service.now()) - (deps.graceMs ?? OVERDUE_GRACE_MS));
+  let expired = 0;
+  for (const runId of overdue) {
+    const run = await service.getRun(runId);
+    if (run === undefined || run.status !== 'pending') continue;
+    if ((await service.expire({ runId, version: run.version })).kind === 'expired') expired++;
+  }
+  return expired;
+}

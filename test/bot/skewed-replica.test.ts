@@ -30,7 +30,14 @@ import {
   type SlackEmulator,
 } from '../../src/emulator/index.ts';
 import type { Decision } from '../../src/pipeline/index.ts';
-import { bullPrefix, expireJobId, QUEUES, TIMERS_QUEUE, TimerScheduler } from '../../src/queue/index.ts';
+import {
+  bullPrefix,
+  expireJobId,
+  OVERDUE_GRACE_MS,
+  QUEUES,
+  TIMERS_QUEUE,
+  TimerScheduler,
+} from '../../src/queue/index.ts';
 import { deleteKeysUnder, redisUrl } from '../helpers/redis.ts';
 import { startBotChild } from '../support/bot-child.ts';
 import { SIGNING_SECRET } from '../support/bot-stack.ts';
@@ -125,9 +132,14 @@ const cardOf = (runId: string) =>
 
 /**
  * Watches a run until it is decided: the last Redis time it was seen pending, and the decision. The
- * expiry must come after `expiresAt` and within `EXPIRY_SLACK_MS` of it.
+ * expiry must come after `expiresAt` and within `slackMs` of it.
  */
-async function watchExpiry(approvals: ApprovalService, runId: string, expiresAt: number) {
+async function watchExpiry(
+  approvals: ApprovalService,
+  runId: string,
+  expiresAt: number,
+  slackMs = EXPIRY_SLACK_MS,
+) {
   let lastPendingAt = 0;
   const decision = await eventually(
     async (): Promise<Decision | undefined> => {
@@ -142,7 +154,7 @@ async function watchExpiry(approvals: ApprovalService, runId: string, expiresAt:
   const decidedAt = Date.parse(decision.decidedAt);
   expect(decision.status).toBe('expired');
   expect(decidedAt).toBeGreaterThanOrEqual(expiresAt);
-  expect(decidedAt - expiresAt).toBeLessThan(EXPIRY_SLACK_MS);
+  expect(decidedAt - expiresAt).toBeLessThan(slackMs);
   // Seen pending until just before the expiry: nothing expired it early.
   expect(expiresAt - lastPendingAt).toBeLessThan(1_000);
   return { decision, decidedAt };
@@ -217,7 +229,7 @@ describe('a replica whose clock runs 10 minutes fast', () => {
 });
 
 describe('a replica whose clock runs 10 minutes slow', () => {
-  it('refuses a click after the expiry (its timer gone) and expires a run within seconds of expiresAt', async () => {
+  it('refuses a click after the expiry (its timer gone), expires a run within seconds of expiresAt, and sweeps up one whose timer comes 20 minutes late', async () => {
     const replica = await skewedReplica('skew-slow', -TEN_MINUTES);
     await replica.start();
     const startedAt = await redisNow(redis);
@@ -236,7 +248,29 @@ describe('a replica whose clock runs 10 minutes slow', () => {
       if (job.id?.includes(clicked.runId)) await job.remove();
     await timers.close();
 
+    // A run whose timer a replica with a fast clock scheduled: by this slow replica's clock the job
+    // comes due 20 minutes late, so the expiry sweep expires it.
+    const sweptAt = await redisNow(redis);
+    const swept = `run-skew-swept-${sweptAt}`;
+    const plan = freightPlan({ runId: swept, now: sweptAt, expiresInMs: 3_000 });
+    const sweptExpiresAt = Date.parse(plan.expiresAt);
+    const submitted = await replica.approvals.submitPlan({
+      runId: swept,
+      agent: FREIGHT_AGENT,
+      raw: JSON.stringify(plan),
+    });
+    if (submitted.kind !== 'pending') throw new Error(`expected pending, got ${submitted.kind}`);
+    const fastScheduler = new TimerScheduler({
+      connection: redis,
+      prefix: replica.prefix,
+      escalation: timersConfig.escalation,
+      clock: () => Date.now() - TEN_MINUTES,
+    });
+    await fastScheduler.schedule(submitted.run);
+    await fastScheduler.close();
+
     const expired = watchExpiry(replica.approvals, timed.runId, timedExpiresAt);
+    const sweptExpired = watchExpiry(replica.approvals, swept, sweptExpiresAt, OVERDUE_GRACE_MS + 8_000);
     while ((await redisNow(redis)) < clickedExpiresAt + 200) await new Promise((r) => setTimeout(r, 50));
     expect((await replica.approvals.getRun(clicked.runId))?.status).toBe('pending');
     const answer = await replica.click('U0FIN1', card, 'approve');
@@ -247,6 +281,8 @@ describe('a replica whose clock runs 10 minutes slow', () => {
     expect((await replica.approvals.getRun(clicked.runId))?.approvals).toEqual([]);
 
     await expired;
+    const { decidedAt: sweptDecidedAt } = await sweptExpired;
+    expect(sweptDecidedAt - sweptExpiresAt).toBeGreaterThanOrEqual(OVERDUE_GRACE_MS);
     const endedAt = await redisNow(redis);
     expectRedisTimes(await replica.journal(timed.runId), startedAt, endedAt);
     expectRedisTimes(await replica.journal(clicked.runId), startedAt, endedAt);

@@ -10,6 +10,8 @@ import type { JournalRecord, RunView, UseCaseResult } from '../../src/approvals/
 import {
   bullPrefix,
   createTimerProcessor,
+  expireOverdue,
+  OVERDUE_GRACE_MS,
   reconcileTimers,
   TIMERS_QUEUE,
   TimerScheduler,
@@ -277,6 +279,23 @@ describe('reconcileTimers', () => {
     expect(summary).toMatchObject({ expired: 0, failed: 0 });
     expect((await service.getRun(run.runId))?.status).toBe('pending');
     expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 120, 'escalate-<run>-v1-l1': 15 });
+  });
+
+  it('the expiry sweep expires a run whose timer is late by more than the grace, and leaves the rest to their timers', async () => {
+    const late = await pendingRun(); // expires at +120 min
+    now += 5 * MIN;
+    const kept = await pendingRun(); // expires at +125 min
+    now = Date.parse(late.current.plan.expiresAt) + OVERDUE_GRACE_MS + 1;
+    // Runs of earlier tests in this block may be overdue too: count at least ours.
+    expect(await expireOverdue({ service })).toBeGreaterThanOrEqual(1);
+    expect(await service.getDecision(late.runId)).toMatchObject({ status: 'expired', decidedBy: 'timer' });
+    expect((await service.getRun(kept.runId))?.status).toBe('pending');
+    now = Date.parse(kept.current.plan.expiresAt) + OVERDUE_GRACE_MS - 1;
+    await expireOverdue({ service });
+    expect((await service.getRun(kept.runId))?.status).toBe('pending');
+    now += 2;
+    await expireOverdue({ service });
+    expect((await service.getRun(kept.runId))?.status).toBe('expired');
   });
 
   it('starts the clock of a version whose edit was never rescheduled, and removes the older version’s timers', async () => {
