@@ -14,7 +14,7 @@ import { HTTPModuleFunctions, type HTTPReceiver, verifySlackRequest } from '@sla
  * `POST` to `endpoint`; other requests (the custom routes) pass as they are.
  */
 export function checkSlackSignatures(
-  receiver: HTTPReceiver,
+  receiver: Pick<HTTPReceiver, 'requestListener'>,
   options: { readonly signingSecret: string; readonly clock: () => number; readonly endpoint?: string },
 ): void {
   const endpoint = options.endpoint ?? '/slack/events';
