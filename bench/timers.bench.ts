@@ -64,6 +64,7 @@ export const timersBenchmark: Benchmark = {
       },
       escalate: service.escalate.bind(service),
       remind: service.remind.bind(service),
+      now: service.now.bind(service),
     };
     // The listeners' Redis work (stopping the chain) without Slack, which the presenter would do.
     service.onCommitted(async (result: UseCaseResult) => {

@@ -7,7 +7,7 @@
 import type { KeyObject } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
-import { ApprovalService, DecisionFeed, MessageLedger } from './approvals/index.ts';
+import { ApprovalService, DecisionFeed, MessageLedger, RedisClock } from './approvals/index.ts';
 import { createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { rateLimitOf } from './config/config-types.ts';
@@ -22,6 +22,7 @@ import {
   createRedisConnection,
   createRenderQueue,
   createWebhookSink,
+  expireOverdue,
   installShutdownHandlers,
   type ReconcileSummary,
   type RenderQueue,
@@ -53,6 +54,11 @@ export interface CountersignSettings {
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** When set, `GET /metrics` answers only `Authorization: Bearer <token>` (`METRICS_TOKEN`). */
   readonly metricsToken?: string;
+  /**
+   * For tests that move time themselves: replaces Redis's time everywhere. Without it transitions
+   * decide at Redis's `TIME` and everything else time-based reads Redis's time estimated from this
+   * process's clock (`RedisClock`), so replicas whose clocks differ agree (docs/architecture.md §15).
+   */
   readonly clock?: () => number;
   /** How often decisions committed but not confirmed delivered are re-sent (default 15 s). */
   readonly outboxSweepMs?: number;
@@ -85,8 +91,10 @@ export interface Countersign {
 
 /** Starts everything and resolves once the bot (and the gateway on its port) is listening. */
 export async function startCountersign(settings: CountersignSettings): Promise<Countersign> {
-  const clock = settings.clock ?? Date.now;
   const connections = openConnections(settings.redisUrl);
+  const redisClock = settings.clock === undefined ? new RedisClock(connections.redis) : undefined;
+  await redisClock?.start();
+  const clock = settings.clock ?? redisClock?.now ?? Date.now;
   const metrics = new Metrics();
   const onError = reporter(metrics);
   const unguard = settings.guardProcess === true ? guardProcess(onError) : () => {};
@@ -106,7 +114,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     config: settings.config,
     signer: settings.signing.signer,
     ...approvalsKeys,
-    clock,
+    ...(settings.clock === undefined ? {} : { clock: settings.clock }),
     onError,
     // Delivered: into the agent's feed (long polls read it), and to its webhook if it has one.
     deliver: async (decision) => {
@@ -164,7 +172,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   });
   approvals.onChanged((commit) => render.enqueue(commit.runId, commit.revision));
   const workers = [
-    startTimersWorker({ connection: connections.timersWorker, service: approvals, ...approvalsKeys, clock }),
+    startTimersWorker({ connection: connections.timersWorker, service: approvals, ...approvalsKeys }),
     startRenderWorker({
       connection: connections.renderWorker,
       redis,
@@ -194,7 +202,11 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     repairRenderings(approvals, requestRender, olderThan).catch((error: unknown) =>
       onError(error, 'render repair'),
     );
-  const repairs = setInterval(() => repair(clock() - repairEvery), repairEvery);
+  // Each repair tick also expires runs whose timer is late or lost (at Redis's time, §15).
+  const repairs = setInterval(() => {
+    void repair(clock() - repairEvery);
+    expireOverdue({ service: approvals }).catch((error: unknown) => onError(error, 'expiry sweep'));
+  }, repairEvery);
   repairs.unref();
   await waiters.start();
   await bot.start();
@@ -219,6 +231,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       stopping ??= (async () => {
         clearInterval(sweep);
         clearInterval(repairs);
+        redisClock?.stop();
         await Promise.all(workers.map((worker) => worker.close()));
         await reconciled;
         await waiters.close();

@@ -16,6 +16,7 @@ export * from './keys.ts';
 export * from './message-ledger.ts';
 export * from './outcomes.ts';
 export { ApprovalQueries, type QueryOptions } from './queries.ts';
+export * from './redis-time.ts';
 export * from './rules.ts';
 export * from './run-evidence.ts';
 export * from './run-view.ts';

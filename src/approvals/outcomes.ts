@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from './keys.ts';
+import { type TimeSource, timeOf } from './redis-time.ts';
 import { commitLoop, RunCommit } from './run-commit.ts';
 import type { StepOutcome } from './types.ts';
 
@@ -11,7 +12,8 @@ export type OutcomeResult =
   | { readonly kind: 'unknown_step' };
 
 export interface OutcomeOptions {
-  readonly clock: () => number;
+  /** Redis's `TIME` (read with the run) or an injected clock. */
+  readonly time: TimeSource;
   /** A step reported `applying` this long without a result reads as `uncertain`. */
   readonly uncertainAfterMs: number;
 }
@@ -35,7 +37,7 @@ export async function recordOutcome(
   options: OutcomeOptions,
 ): Promise<{ result: OutcomeResult; revision?: number }> {
   const runKeys = keys.forRun(input.runId);
-  const { attempt, revision } = await commitLoop(redis, runKeys, options.clock, async (snapshot, now) => {
+  const { attempt, revision } = await commitLoop(redis, runKeys, options.time, async (snapshot, now) => {
     if (snapshot.fields === undefined || snapshot.current === undefined) {
       return { result: { kind: 'not_found' } as OutcomeResult };
     }
@@ -83,8 +85,10 @@ export async function readOutcomes(
   runId: string,
   options: OutcomeOptions,
 ): Promise<StepOutcome[]> {
-  const hash = await redis.hgetall(keys.forRun(runId).outcomes);
-  const now = options.clock();
+  const [hash, now] = await Promise.all([
+    redis.hgetall(keys.forRun(runId).outcomes),
+    timeOf(options.time, redis),
+  ]);
   return Object.values(hash).map((text) =>
     deriveOutcome(JSON.parse(text) as StepOutcome, now, options.uncertainAfterMs),
   );

@@ -9,6 +9,7 @@ import type { Decision } from '../pipeline/index.ts';
 import { stateOf } from './guard.ts';
 import { createKeys, type Keys } from './keys.ts';
 import { readOutcomes } from './outcomes.ts';
+import { type TimeSource, timeOf } from './redis-time.ts';
 import { projectRun } from './run-view.ts';
 import { loadRun, loadVersion } from './store.ts';
 import type { RunView, StepOutcome, StoredVersion } from './types.ts';
@@ -19,7 +20,10 @@ export interface QueryOptions {
   readonly config: CountersignConfig;
   /** Key prefix (default `cs`). */
   readonly prefix?: string;
-  /** Milliseconds since the epoch; injected so rules are testable without sleeping. */
+  /**
+   * Milliseconds since the epoch, for tests that move time themselves. Without it every transition
+   * decides at Redis's `TIME`, read with the run: one clock for all replicas (docs/architecture.md §15).
+   */
   readonly clock?: () => number;
 }
 
@@ -27,13 +31,19 @@ export class ApprovalQueries {
   readonly keys: Keys;
   protected readonly redis: Redis;
   protected readonly config: CountersignConfig;
-  protected readonly clock: () => number;
+  /** Where transitions read `now`: Redis's `TIME`, or the clock tests inject. */
+  protected readonly time: TimeSource;
 
   constructor(options: QueryOptions) {
     this.redis = options.redis;
     this.config = options.config;
     this.keys = createKeys(options.prefix);
-    this.clock = options.clock ?? Date.now;
+    this.time = options.clock ?? 'redis';
+  }
+
+  /** The time transitions decide at, now (ms): Redis's `TIME`, or the injected clock. */
+  now(): Promise<number> {
+    return timeOf(this.time, this.redis);
   }
 
   /** The run as people see it now, or undefined for an unknown run id. */
@@ -92,7 +102,12 @@ export class ApprovalQueries {
     return runs;
   }
 
+  /** Pending runs whose expiry (ms) is before `before`, oldest expiry first. */
+  async overdueRuns(before: number, limit = 500): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.pending, '-inf', `(${before}`, 'LIMIT', 0, limit);
+  }
+
   protected outcomeOptions() {
-    return { clock: this.clock, uncertainAfterMs: this.config.defaults.uncertainAfterMs };
+    return { time: this.time, uncertainAfterMs: this.config.defaults.uncertainAfterMs };
   }
 }

@@ -7,7 +7,8 @@ import type { Redis } from 'ioredis';
 import { CountersignError } from '../pipeline/index.ts';
 import { appendRecord } from './journal.ts';
 import type { RunKeys } from './keys.ts';
-import { loadRun, type RunSnapshot } from './store.ts';
+import { redisNow, type TimeSource } from './redis-time.ts';
+import { loadRunAt, type RunSnapshot } from './store.ts';
 import type { ApprovalRecord, JournalEvent, RunStatus } from './types.ts';
 
 const COMMIT_LUA = readFileSync(new URL('./lua/commit.lua', import.meta.url), 'utf8');
@@ -56,9 +57,14 @@ export class RunCommit {
   private journalHead: string;
   private publication: [string, string] | undefined;
 
+  /**
+   * @param deadline when set, the commit applies only while Redis's `TIME` is before it (ms): a
+   * transition decided on a pending run before its expiry must land before the expiry too.
+   */
   constructor(
     keys: RunKeys,
     private readonly snapshot: RunSnapshot,
+    private readonly deadline?: number,
   ) {
     this.keyIndex.set(keys.run, 1);
     this.keyIndex.set(keys.journal, 2);
@@ -111,10 +117,10 @@ export class RunCommit {
   }
 
   /**
-   * Commits; the run's new revision, or undefined when the run changed since the snapshot (the caller
-   * re-reads and decides again).
+   * Commits; the run's new revision, or undefined when the run changed since the snapshot or, with
+   * `checkDeadline`, Redis's time reached the commit's deadline (the caller re-reads and decides again).
    */
-  async exec(redis: Redis): Promise<number | undefined> {
+  async exec(redis: Redis, options: { readonly checkDeadline?: boolean } = {}): Promise<number | undefined> {
     const runFields = {
       ...this.runUpdate,
       journal_seq: String(this.journalSeq),
@@ -134,6 +140,7 @@ export class RunCommit {
       this.snapshot.rev,
       this.publication?.[0] ?? '',
       this.publication?.[1] ?? '',
+      options.checkDeadline === true && this.deadline !== undefined ? String(this.deadline) : '',
       ...flatOps,
     );
     return committed === 1 ? Number(revision) : undefined;
@@ -161,26 +168,34 @@ const ABSENT: RunSnapshot = { rev: '0', approvals: [] };
 
 /**
  * Read → decide → compare-and-set, retried on a lost race: the one loop every transition runs in.
+ * `now` is Redis's `TIME` read with the snapshot (one MULTI), so every replica decides at the same
+ * time whatever its own clock says; a commit with a deadline is refused once Redis's time reaches it,
+ * and the next attempt decides again past it. An injected `time` function (tests) replaces both.
  * `beforeCommit` runs before each commit attempt (the service puts decisions in its outbox there);
  * the returned snapshot is the one the winning attempt was decided on. With `expectAbsent` (a use case
- * that creates the run), the first attempt decides on "no such run" without reading: the commit's
- * compare-and-set on rev "0" refuses it if the run exists after all, and the next attempt reads.
+ * that creates the run), the first attempt decides on "no such run" without reading it (only `TIME`):
+ * the commit's compare-and-set on rev "0" refuses it if the run exists after all, and the next
+ * attempt reads.
  */
 export async function commitLoop<R, A extends Attempt<R>>(
   redis: Redis,
   keys: RunKeys,
-  clock: () => number,
+  time: TimeSource,
   decide: (snapshot: RunSnapshot, now: number) => A | Promise<A>,
   beforeCommit?: (attempt: A, now: number) => Promise<void>,
   options: { readonly expectAbsent?: boolean } = {},
 ): Promise<{ attempt: A; snapshot: RunSnapshot; now: number; committed: boolean; revision?: number }> {
   for (let round = 0; round < MAX_ATTEMPTS; round++) {
-    const snapshot = round === 0 && options.expectAbsent === true ? ABSENT : await loadRun(redis, keys);
-    const now = clock();
+    const read =
+      round === 0 && options.expectAbsent === true
+        ? { snapshot: ABSENT, redisNow: time === 'redis' ? await redisNow(redis) : 0 }
+        : await loadRunAt(redis, keys);
+    const { snapshot } = read;
+    const now = time === 'redis' ? read.redisNow : time();
     const attempt = await decide(snapshot, now);
     if (attempt.commit === undefined) return { attempt, snapshot, now, committed: false };
     await beforeCommit?.(attempt, now);
-    const revision = await attempt.commit.exec(redis);
+    const revision = await attempt.commit.exec(redis, { checkDeadline: time === 'redis' });
     if (revision !== undefined) return { attempt, snapshot, now, committed: true, revision };
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (round + 1)));
   }

@@ -14,7 +14,7 @@ import { type OutcomeResult, recordOutcome } from './outcomes.ts';
 import { ApprovalQueries, type QueryOptions } from './queries.ts';
 import { commitLoop } from './run-commit.ts';
 import { projectRun } from './run-view.ts';
-import { loadRun, type RunSnapshot } from './store.ts';
+import { loadRunAt, type RunSnapshot } from './store.ts';
 import type { RunView, UseCaseResult } from './types.ts';
 import { type ApproveInput, approve } from './use-cases/approve.ts';
 import type { Attempt, UseCaseContext } from './use-cases/context.ts';
@@ -22,7 +22,14 @@ import { applyDiffAction, applyEdit, type DiffActionInput, type EditInput } from
 import { type PostedInput, recordPosted } from './use-cases/record-posted.ts';
 import { type RejectInput, reject } from './use-cases/reject.ts';
 import { type SubmitPlanInput, submitPlan } from './use-cases/submit-plan.ts';
-import { type EscalateInput, escalate, expire, remind, type TimerInput } from './use-cases/timers.ts';
+import {
+  type ChainTimerInput,
+  type EscalateInput,
+  escalate,
+  expire,
+  remind,
+  type TimerInput,
+} from './use-cases/timers.ts';
 
 export interface ApprovalServiceOptions extends QueryOptions {
   /** Countersign's key: every decision carries its Ed25519 receipt (docs/receipts.md). */
@@ -161,7 +168,7 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** The reminder before the first escalation level fired for `version`. */
-  remind(input: TimerInput): Promise<UseCaseResult> {
+  remind(input: ChainTimerInput): Promise<UseCaseResult> {
     return this.run(input.runId, (ctx, snapshot) => remind(ctx, snapshot, input));
   }
 
@@ -178,7 +185,7 @@ export class ApprovalService extends ApprovalQueries {
     detail?: string;
   }): Promise<OutcomeResult> {
     // Marked before the commit, like every change people see: the card shows outcomes.
-    await this.redis.zadd(this.keys.changed, this.clock(), input.runId);
+    await this.redis.zadd(this.keys.changed, await this.now(), input.runId);
     const { result, revision } = await recordOutcome(this.redis, this.keys, input, this.outcomeOptions());
     if (revision !== undefined) await this.announceChange({ runId: input.runId, revision });
     return result;
@@ -226,8 +233,9 @@ export class ApprovalService extends ApprovalQueries {
     input: { runId: string; version: number },
     rights: (state: RunState) => { readonly ok: true } | { readonly ok: false; readonly reason: string },
   ): Promise<ClickAnswer> {
-    const snapshot = await loadRun(this.redis, this.keys.forRun(input.runId));
-    const check = checkAction(this.config, snapshot, input, this.clock());
+    const { snapshot, redisNow } = await loadRunAt(this.redis, this.keys.forRun(input.runId));
+    const now = this.time === 'redis' ? redisNow : this.time();
+    const check = checkAction(this.config, snapshot, input, now);
     switch (check.kind) {
       case 'closed':
         return { ok: false, refusal: check.answer };
@@ -267,7 +275,7 @@ export class ApprovalService extends ApprovalQueries {
     const { attempt, snapshot, now, committed, revision } = await commitLoop(
       this.redis,
       this.keys.forRun(runId),
-      this.clock,
+      this.time,
       (read, at) => useCase({ config: this.config, keys: this.keys, now: at, sign: this.sign }, read),
       async (pending, at) => {
         // Into the outboxes before the commit, so a crash right after it still gets the decision

@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { CountersignError, type Decision } from '../pipeline/index.ts';
 import type { RunKeys } from './keys.ts';
+import { timeReplyMs } from './redis-time.ts';
 import type { ApprovalRecord, RunStatus, StoredVersion } from './types.ts';
 
 /** The run hash, parsed. Field names in Redis are snake_case. */
@@ -52,9 +53,32 @@ export interface RunSnapshot {
 
 /** Reads the run hash, its approvals and its current version. */
 export async function loadRun(redis: Redis, keys: RunKeys): Promise<RunSnapshot> {
-  const results = await redis.multi().hgetall(keys.run).hgetall(keys.approvals).exec();
-  const hash = (results?.[0]?.[1] ?? {}) as Record<string, string>;
-  const approvalHash = (results?.[1]?.[1] ?? {}) as Record<string, string>;
+  return (await loadRunAt(redis, keys)).snapshot;
+}
+
+/**
+ * The snapshot and Redis's `TIME` (ms), read in one MULTI: the time every transition decides at, the
+ * same for all replicas whatever their own clocks say (docs/architecture.md §15).
+ */
+export async function loadRunAt(
+  redis: Redis,
+  keys: RunKeys,
+): Promise<{ readonly snapshot: RunSnapshot; readonly redisNow: number }> {
+  const results = await redis.multi().time().hgetall(keys.run).hgetall(keys.approvals).exec();
+  const redisTime = results?.[0]?.[1] as string[] | undefined;
+  if (redisTime === undefined)
+    throw new CountersignError('redis_aborted', `${keys.run}: the read was aborted`);
+  const hash = (results?.[1]?.[1] ?? {}) as Record<string, string>;
+  const approvalHash = (results?.[2]?.[1] ?? {}) as Record<string, string>;
+  return { snapshot: await snapshotOf(redis, keys, hash, approvalHash), redisNow: timeReplyMs(redisTime) };
+}
+
+async function snapshotOf(
+  redis: Redis,
+  keys: RunKeys,
+  hash: Record<string, string>,
+  approvalHash: Record<string, string>,
+): Promise<RunSnapshot> {
   if (hash.rev === undefined) return { rev: '0', approvals: [] };
   const fields = parseFields(hash);
   // A plan refused as invalid is decided without a version (version 0): the run has no plan to read.

@@ -11,6 +11,7 @@ import { botRoutes } from './routes.ts';
 import { SlackAuth } from './slack-auth.ts';
 import { createSlackClients, SLACK_TIMEOUT_MS, SlackGateway } from './slack-gateway.ts';
 import { screenSlackRequests } from './slack-requests.ts';
+import { checkSlackSignatures } from './slack-signature.ts';
 
 export interface BotOptions {
   readonly botToken: string;
@@ -82,7 +83,7 @@ export function createBot(options: BotOptions): Bot {
       timeout: options.timeoutMs ?? SLACK_TIMEOUT_MS,
     },
     ...(options.appToken === undefined
-      ? { receiver: httpReceiver(options, customRoutes) }
+      ? { receiver: httpReceiver({ ...options, clock, customRoutes }) }
       : { customRoutes, port: options.port, ...socketModeOptions(options) }),
   });
   const inFlight = new InFlight();
@@ -128,22 +129,29 @@ export function createBot(options: BotOptions): Bot {
 }
 
 /**
- * HTTP mode: Bolt's receiver with the screen in front of `POST /slack/events` (slack-requests.ts), so a
- * signed but malformed body is a 400, never a crash.
+ * HTTP mode: the receiver for `POST /slack/events` and the custom routes. Slack's signature is checked
+ * on Redis's time, in front of Bolt (slack-signature.ts; Bolt's own check, on this process's clock, is
+ * off); then the body must have the shape Bolt reads (slack-requests.ts), so a signed but malformed
+ * body is a 400, never a crash.
  */
-function httpReceiver(
-  options: Pick<BotOptions, 'signingSecret' | 'port' | 'logLevel'>,
-  customRoutes: CustomRoute[],
-) {
+function httpReceiver(options: {
+  readonly signingSecret?: string | undefined;
+  readonly port: number;
+  readonly logLevel: BotOptions['logLevel'];
+  readonly clock: () => number;
+  readonly customRoutes: CustomRoute[];
+}): HTTPReceiver {
   if (options.signingSecret === undefined)
     throw new Error('the HTTP receiver needs a signing secret (or give an app token for Socket Mode)');
   const receiver = new HTTPReceiver({
     signingSecret: options.signingSecret,
     port: options.port,
-    customRoutes,
     logLevel: LOG_LEVELS[options.logLevel],
+    customRoutes: options.customRoutes,
+    signatureVerification: false,
   });
-  screenSlackRequests(receiver, { signingSecret: options.signingSecret });
+  checkSlackSignatures(receiver, { signingSecret: options.signingSecret, clock: options.clock });
+  screenSlackRequests(receiver);
   return receiver;
 }
 

@@ -1,10 +1,9 @@
 /**
  * Bolt's HTTP receiver trusts the shape of a body once its signature checks out: a signed
  * `payload=null` (or `7`, or `[]`) reaches `body.ssl_check` on a non-object, the TypeError escapes
- * Bolt's request closure and the process dies. Every request to the Slack endpoint is screened
- * first: signature checked (401 when it fails, as Bolt answers), then the body must parse to a JSON
- * object (400 with a short reason otherwise). Only then does Bolt see it — from the buffered body,
- * so it checks the signature again on the same bytes.
+ * Bolt's request closure and the process dies. Every signed request to the Slack endpoint is screened
+ * before Bolt parses it: the body must parse to a JSON object with the fields Bolt and the listeners
+ * read first (400 with a short reason otherwise).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
@@ -55,10 +54,13 @@ export function slackBodyProblem(raw: string, contentType: string | undefined): 
   return `${typed.data.type} without a valid ${issue?.path.join('.') || 'shape'}`;
 }
 
-/** Puts the screen in front of the receiver's Slack endpoint. */
+/**
+ * Puts the screen in front of the receiver's Slack endpoint, behind the signature check
+ * (slack-signature.ts): a request that reaches it is signed, its body already buffered.
+ */
 export function screenSlackRequests(
   receiver: HTTPReceiver,
-  options: { readonly signingSecret: string; readonly bodyLimit?: number },
+  options: { readonly bodyLimit?: number } = {},
 ): void {
   const internals = receiver as unknown as { handleIncomingEvent: Handler };
   const handle = internals.handleIncomingEvent.bind(receiver);
@@ -73,21 +75,17 @@ export function screenSlackRequests(
 async function screen(
   req: IncomingMessage,
   res: ServerResponse,
-  options: { readonly signingSecret: string; readonly bodyLimit?: number },
+  options: { readonly bodyLimit?: number },
   handle: Handler,
 ): Promise<void> {
-  let buffered: Awaited<ReturnType<typeof HTTPModuleFunctions.parseAndVerifyHTTPRequest>>;
+  let buffered: Awaited<ReturnType<typeof HTTPModuleFunctions.bufferIncomingMessage>>;
   try {
-    buffered = await HTTPModuleFunctions.parseAndVerifyHTTPRequest(
-      {
-        signingSecret: options.signingSecret,
-        bodyLimit: options.bodyLimit ?? HTTPModuleFunctions.defaultBodyLimit,
-      },
+    buffered = await HTTPModuleFunctions.bufferIncomingMessage(
       req,
+      options.bodyLimit ?? HTTPModuleFunctions.defaultBodyLimit,
     );
-  } catch (error) {
-    const tooLarge = HTTPModuleFunctions.isRawBodyError(error) && error.statusCode === 413;
-    HTTPModuleFunctions.buildNoBodyResponse(res, tooLarge ? 413 : 401);
+  } catch {
+    HTTPModuleFunctions.buildNoBodyResponse(res, 413);
     return;
   }
   const problem = slackBodyProblem(buffered.rawBody.toString('utf8'), req.headers['content-type']);

@@ -24,6 +24,10 @@ export interface GatewayDeps {
   readonly publicKeys: readonly KeyObject[];
   readonly rateLimit: RateLimiter;
   readonly metrics: GatewayMetrics;
+  /**
+   * Redis's time, estimated (ms): the signature window and rate limits agree across replicas whose
+   * own clocks differ; what a run becomes is decided by approvals at Redis's `TIME` itself.
+   */
   readonly clock: () => number;
   readonly onError: (error: unknown, context: string) => void;
   /**

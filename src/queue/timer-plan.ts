@@ -10,10 +10,21 @@ import type { RunView } from '../approvals/types.ts';
 import type { EscalationPolicy } from '../config/define-config.ts';
 import { escalateJobId, expireJobId, remindJobId } from './names.ts';
 
-/** What a timer job carries. Every timer names the version it was scheduled for. */
+/**
+ * What a timer job carries. Every timer names the version it was scheduled for; a chain step also
+ * when it is due (ms, Redis's time), so one that a process with a fast clock runs early changes nothing
+ * and is put back (an expiry is due at the plan's `expiresAt`). Jobs added before `dueAt` was kept
+ * have none and act when they run.
+ */
 export type TimerJobData =
   | { readonly kind: 'expire'; readonly runId: string; readonly version: number }
-  | { readonly kind: 'remind'; readonly runId: string; readonly agent: string; readonly version: number }
+  | {
+      readonly kind: 'remind';
+      readonly runId: string;
+      readonly agent: string;
+      readonly version: number;
+      readonly dueAt?: number;
+    }
   | {
       readonly kind: 'escalate';
       readonly runId: string;
@@ -23,6 +34,7 @@ export type TimerJobData =
       readonly level: number;
       /** 0 for the level itself, 1… for re-notifications of the last level. */
       readonly repeat: number;
+      readonly dueAt?: number;
     };
 
 /** The job of one step of a version's escalation chain. */
@@ -70,26 +82,25 @@ export function escalationChain(
   const base = { runId: run.runId, agent: run.agent, version: run.version };
   const jobs: TimerJobSpec<ChainJob>[] = [];
   if (policy.reminderAfterMs !== undefined) {
-    jobs.push({
-      id: remindJobId(run.runId, run.version),
-      dueAt: start + policy.reminderAfterMs,
-      data: { kind: 'remind', ...base },
-    });
+    const dueAt = start + policy.reminderAfterMs;
+    jobs.push({ id: remindJobId(run.runId, run.version), dueAt, data: { kind: 'remind', ...base, dueAt } });
   }
   policy.levels.forEach((level, index) => {
+    const dueAt = start + level.afterMs;
     jobs.push({
       id: escalateJobId(run.runId, run.version, index + 1),
-      dueAt: start + level.afterMs,
-      data: { kind: 'escalate', ...base, level: index + 1, repeat: 0 },
+      dueAt,
+      data: { kind: 'escalate', ...base, level: index + 1, repeat: 0, dueAt },
     });
   });
   const last = policy.levels.at(-1);
   for (let repeat = 1; last !== undefined && repeat <= (policy.repeat?.times ?? 0); repeat++) {
     const level = policy.levels.length;
+    const dueAt = start + last.afterMs + repeat * (policy.repeat?.everyMs ?? 0);
     jobs.push({
       id: escalateJobId(run.runId, run.version, level, repeat),
-      dueAt: start + last.afterMs + repeat * (policy.repeat?.everyMs ?? 0),
-      data: { kind: 'escalate', ...base, level, repeat },
+      dueAt,
+      data: { kind: 'escalate', ...base, level, repeat, dueAt },
     });
   }
   return jobs.filter((job) => job.dueAt < expiresAt).sort((a, b) => a.dueAt - b.dueAt);

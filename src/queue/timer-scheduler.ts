@@ -32,7 +32,10 @@ export interface TimerSchedulerOptions {
   readonly prefix?: string;
   /** Escalation policy per agent (`config.escalation`). */
   readonly escalation: Readonly<Record<string, EscalationPolicy>>;
-  /** Milliseconds since the epoch (default `Date.now`). */
+  /**
+   * Redis's time, estimated (ms; default `Date.now`): a job's delay is its due time less this, so it
+   * comes due on time by the clock of the worker that added it, whatever that clock says.
+   */
   readonly clock?: () => number;
 }
 

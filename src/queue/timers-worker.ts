@@ -23,9 +23,12 @@ export interface TimersWorkerOptions extends TimerDependencies {
 export type TimersWorker = SupervisedWorker<Worker<TimerJobData, TimerSummary>>;
 
 /**
- * Starts the timers worker. An expiry that fires early by this process's clock is put back as a
- * delayed job until `expiresAt` (BullMQ's `moveToDelayed` + `DelayedError`), so a skewed clock can
- * delay an expiry but never skip it. The caller owns `connection`.
+ * Starts the timers worker. A timer that runs before it is due by Redis's time (this process's clock
+ * runs fast, or the one that scheduled it ran slow) is put back as a delayed job for the time left by
+ * Redis's time (BullMQ's `moveToDelayed` + `DelayedError`): `moveToDelayed` takes a timestamp on this
+ * process's clock, and this process's worker is the one that will find it due. So a skewed clock
+ * never makes a timer act early and never loses it (docs/architecture.md §15). The caller owns
+ * `connection`.
  * @example
  * const timers = startTimersWorker({ connection, service: approvals });
  */
@@ -35,8 +38,8 @@ export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
     TIMERS_QUEUE,
     async (job: Job<TimerJobData, TimerSummary>, token?: string) => {
       const summary = await process(job);
-      if (summary.kind === 'early' && 'retryAt' in summary) {
-        await job.moveToDelayed(summary.retryAt, token);
+      if (summary.kind === 'early' && 'retryInMs' in summary) {
+        await job.moveToDelayed(Date.now() + summary.retryInMs, token);
         throw new DelayedError();
       }
       return summary;

@@ -50,6 +50,7 @@ describe('the timers of a version', () => {
       version: 1,
       level: 2,
       repeat: 1,
+      dueAt: NOW + 90 * MIN,
     });
     expect(chain.every((job) => !job.id.includes(':'))).toBe(true);
   });

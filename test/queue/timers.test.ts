@@ -10,6 +10,8 @@ import type { JournalRecord, RunView, UseCaseResult } from '../../src/approvals/
 import {
   bullPrefix,
   createTimerProcessor,
+  expireOverdue,
+  OVERDUE_GRACE_MS,
   reconcileTimers,
   TIMERS_QUEUE,
   TimerScheduler,
@@ -129,7 +131,7 @@ describe('TimerScheduler', () => {
 
 describe('the timers processor', () => {
   const { service, pendingRun, waiting, journal, committed } = timersHarness('timer-processor');
-  const process = createTimerProcessor({ service, clock });
+  const process = createTimerProcessor({ service });
   /** What the listeners were shown after the run was submitted. */
   const shown = () => committed.filter((result) => result.kind !== 'pending');
 
@@ -140,11 +142,12 @@ describe('the timers processor', () => {
     await expect(process({ data: { kind: 'explode' } })).rejects.toBeInstanceOf(UnrecoverableError);
   });
 
-  it('puts back an expiry that fires before expiresAt, and expires the run once it is due', async () => {
+  it('puts back an expiry that fires before expiresAt (by the service’s time) for the time left, and expires the run once it is due', async () => {
     const run = await pendingRun();
     const expiresAt = Date.parse(run.current.plan.expiresAt);
     const data = { kind: 'expire', runId: run.runId, version: 1 };
-    expect(await process({ data })).toEqual({ kind: 'early', retryAt: expiresAt });
+    now = expiresAt - 3 * MIN;
+    expect(await process({ data })).toEqual({ kind: 'early', retryInMs: 3 * MIN });
     expect(shown()).toEqual([]);
     now = expiresAt;
     expect(await process({ data })).toEqual({ kind: 'expired' });
@@ -177,6 +180,27 @@ describe('the timers processor', () => {
     expect((await service.approve({ runId: run.runId, version: 1, userId: 'U0LEAD1' })).kind).toBe(
       'approved',
     );
+  });
+
+  it('puts back an escalation or a reminder that fires before its due time, changing nothing', async () => {
+    const run = await pendingRun();
+    const step = {
+      kind: 'escalate',
+      runId: run.runId,
+      agent: FREIGHT_AGENT,
+      version: 1,
+      level: 1,
+      repeat: 0,
+      dueAt: now + 15 * MIN,
+    } as const;
+    now += 5 * MIN;
+    expect(await process({ data: step })).toEqual({ kind: 'early', retryInMs: 10 * MIN });
+    const remind = { kind: 'remind', runId: run.runId, agent: FREIGHT_AGENT, version: 1, dueAt: now + MIN };
+    expect(await process({ data: remind })).toEqual({ kind: 'early', retryInMs: MIN });
+    expect(shown()).toEqual([]);
+    expect((await journal(run.runId)).map((event) => event.type)).toEqual(['submitted', 'validated']);
+    now += 10 * MIN;
+    expect(await process({ data: step })).toEqual({ kind: 'escalated' });
   });
 
   it('reminds while the run is pending, and expires it instead when the reminder is overdue', async () => {
@@ -240,6 +264,38 @@ describe('reconcileTimers', () => {
     const jobs = await scheduler.queue.getJobCounts('delayed', 'waiting');
     await reconcile();
     expect(await scheduler.queue.getJobCounts('delayed', 'waiting')).toEqual(jobs);
+  });
+
+  it('keeps the timers of a run that looks overdue by this process’s clock but is not by the service’s', async () => {
+    const run = await pendingRun();
+    await scheduler.queue.obliterate({ force: true });
+    const expiresAt = Date.parse(run.current.plan.expiresAt);
+    const fastClock = () => expiresAt + 10 * MIN;
+    const summary = await reconcileTimers({
+      service,
+      ensure: (pending) => scheduler.ensure(pending),
+      clock: fastClock,
+    });
+    expect(summary).toMatchObject({ expired: 0, failed: 0 });
+    expect((await service.getRun(run.runId))?.status).toBe('pending');
+    expect(await waiting(run.runId)).toEqual({ 'expire-<run>-v1': 120, 'escalate-<run>-v1-l1': 15 });
+  });
+
+  it('the expiry sweep expires a run whose timer is late by more than the grace, and leaves the rest to their timers', async () => {
+    const late = await pendingRun(); // expires at +120 min
+    now += 5 * MIN;
+    const kept = await pendingRun(); // expires at +125 min
+    now = Date.parse(late.current.plan.expiresAt) + OVERDUE_GRACE_MS + 1;
+    // Runs of earlier tests in this block may be overdue too: count at least ours.
+    expect(await expireOverdue({ service })).toBeGreaterThanOrEqual(1);
+    expect(await service.getDecision(late.runId)).toMatchObject({ status: 'expired', decidedBy: 'timer' });
+    expect((await service.getRun(kept.runId))?.status).toBe('pending');
+    now = Date.parse(kept.current.plan.expiresAt) + OVERDUE_GRACE_MS - 1;
+    await expireOverdue({ service });
+    expect((await service.getRun(kept.runId))?.status).toBe('pending');
+    now += 2;
+    await expireOverdue({ service });
+    expect((await service.getRun(kept.runId))?.status).toBe('expired');
   });
 
   it('starts the clock of a version whose edit was never rescheduled, and removes the older version’s timers', async () => {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { redisUrl } from '../helpers/redis.ts';
 
 const CHILD = fileURLToPath(new URL('./countersign-child.ts', import.meta.url));
+const SKEWED_CLOCK = fileURLToPath(new URL('./skewed-clock.ts', import.meta.url));
 
 export interface BotChild {
   readonly process: ChildProcess;
@@ -14,18 +15,29 @@ export interface BotChild {
   readonly reconciled: Promise<string>;
 }
 
-/** Starts the bot; resolves once it listens. Every child started is in `children` (kill them after). */
+/**
+ * Starts the bot; resolves once it listens. Every child started is in `children` (kill them after).
+ * With `clockSkewMs` the child's clock runs that far ahead (negative: behind) of this machine's
+ * (test/support/skewed-clock.ts).
+ */
 export async function startBotChild(
-  options: { readonly prefix: string; readonly port: number; readonly slackUrl: string },
+  options: {
+    readonly prefix: string;
+    readonly port: number;
+    readonly slackUrl: string;
+    readonly clockSkewMs?: number;
+  },
   children: ChildProcess[],
 ): Promise<BotChild> {
-  const spawned = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+  const skewed = options.clockSkewMs === undefined ? [] : ['--import', SKEWED_CLOCK];
+  const spawned = spawn(process.execPath, ['--import', 'tsx', ...skewed, CHILD], {
     env: {
       ...process.env,
       REDIS_URL: redisUrl(),
       CS_PREFIX: options.prefix,
       SLACK_API_URL: options.slackUrl,
       PORT: String(options.port),
+      ...(options.clockSkewMs === undefined ? {} : { CS_CLOCK_SKEW_MS: String(options.clockSkewMs) }),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -12,7 +12,9 @@
     ARGV[1]      expected rev: "0" means the run must not exist yet
     ARGV[2]      channel to PUBLISH ARGV[3] on after the commit ("" for none)
     ARGV[3]      message to publish
-    ARGV[4..]    operations, flat (no JSON: values are often JSON themselves, and decoding a
+    ARGV[4]      deadline (ms since the epoch, "" for none): refuse when Redis's TIME has reached it —
+                 a transition decided on a pending run before its expiry lands before it, or not at all
+    ARGV[5..]    operations, flat (no JSON: values are often JSON themselves, and decoding a
                  document of documents costs more than reading arguments):
                    op keyIndex argCount arg1 … argN, repeated; op is one of
                    "hset"  field value [field value ...]
@@ -23,6 +25,8 @@
   Output:
     {1, newRev}      committed; `rev` incremented
     {0, currentRev}  not committed: the run changed since it was read (currentRev "0" = absent)
+    {0, currentRev, 'deadline'}  not committed: Redis's time reached the deadline (the caller
+                 re-reads and decides again, past the expiry)
 
   Idempotency: none by itself — callers retry by re-reading and re-deciding, which is what makes
   a retried use case idempotent.
@@ -33,8 +37,14 @@ if not current then current = '0' end
 if current ~= ARGV[1] then
   return {0, current}
 end
+if ARGV[4] ~= '' then
+  local now = redis.call('TIME')
+  if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) >= tonumber(ARGV[4]) then
+    return {0, current, 'deadline'}
+  end
+end
 
-local i = 4
+local i = 5
 while i <= #ARGV do
   local name = ARGV[i]
   local key = KEYS[tonumber(ARGV[i + 1])]

@@ -16,7 +16,7 @@ import type { RunView, UseCaseResult } from '../types.ts';
 export interface UseCaseContext {
   readonly config: CountersignConfig;
   readonly keys: Keys;
-  /** Milliseconds since the epoch, read once per attempt. */
+  /** Milliseconds since the epoch: Redis's `TIME`, read with the snapshot of each attempt. */
   readonly now: number;
   readonly sign: DecisionSigner;
 }
@@ -29,9 +29,15 @@ export interface Attempt<R = UseCaseResult> {
   readonly decision?: Decision;
 }
 
-/** A fresh commit for the run, chained from the snapshot's journal head. */
+/**
+ * A fresh commit for the run, chained from the snapshot's journal head. Decided on a pending run
+ * before its expiry, it must also land before the expiry (by Redis's time, checked in the commit):
+ * otherwise the loop reads again and the use case decides past it — a click expires the run.
+ */
 export function commitFor(ctx: UseCaseContext, snapshot: RunSnapshot, runId: string): RunCommit {
-  return new RunCommit(ctx.keys.forRun(runId), snapshot);
+  const fields = snapshot.fields;
+  const open = fields !== undefined && fields.status === 'pending' && ctx.now < fields.expiresAt;
+  return new RunCommit(ctx.keys.forRun(runId), snapshot, open ? fields.expiresAt : undefined);
 }
 
 /** The run as people see it, from a state a use case read or is about to write. */

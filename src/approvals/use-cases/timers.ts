@@ -16,7 +16,15 @@ export interface TimerInput {
   readonly version: number;
 }
 
-/** A version's expiry. Early (by this process's clock) it answers `pending` and changes nothing. */
+/** A chain step's timer: before `dueAt` (ms, Redis's time) it answers `pending` and changes nothing. */
+export interface ChainTimerInput extends TimerInput {
+  readonly dueAt?: number;
+}
+
+/**
+ * A version's expiry. Early (before `expiresAt` by Redis's time: a process whose clock runs fast ran
+ * the job) it answers `pending` and changes nothing; the timer is put back.
+ */
 export function expire(ctx: UseCaseContext, snapshot: RunSnapshot, input: TimerInput): Attempt {
   const stale = staleTimer(ctx, snapshot, input, `expire-v${input.version}`);
   if (stale !== undefined) return stale;
@@ -27,7 +35,7 @@ export function expire(ctx: UseCaseContext, snapshot: RunSnapshot, input: TimerI
   return expireNow(ctx, snapshot, state);
 }
 
-export interface EscalateInput extends TimerInput {
+export interface EscalateInput extends ChainTimerInput {
   /** 1-based. */
   readonly level: number;
   /** 0 for the level itself, 1… for its re-notifications. */
@@ -35,7 +43,7 @@ export interface EscalateInput extends TimerInput {
 }
 
 /**
- * An escalation step fired: the people today's config names for the level are recorded as escalated
+ * An escalation step fired (not before its `dueAt`, by Redis's time): the people today's config names for the level are recorded as escalated
  * to (with the level, which decides what they may do), and the step as the chain's progress. Past the
  * expiry (an overdue job after downtime) the run expires instead.
  */
@@ -46,6 +54,8 @@ export function escalate(ctx: UseCaseContext, snapshot: RunSnapshot, input: Esca
   const state = stateOf(snapshot);
   if (state === undefined) return { result: { kind: 'not_found', runId: input.runId } };
   if (ctx.now >= state.fields.expiresAt) return expireNow(ctx, snapshot, state);
+  if (input.dueAt !== undefined && ctx.now < input.dueAt)
+    return { result: { kind: 'pending', run: viewOf(ctx, input.runId, state) } };
   const { notified } = escalationTarget(ctx.config, state.fields.agent, step);
   const escalatedTo = [...new Set([...state.fields.escalatedTo, ...notified])];
   const levels = { ...escalatedLevels(ctx.config, state.fields) };
@@ -85,13 +95,18 @@ export function escalate(ctx: UseCaseContext, snapshot: RunSnapshot, input: Esca
   return { commit, result: { kind: 'escalated', run, level: input.level, step } };
 }
 
-/** The reminder in the card's channel fired (recorded as the chain's progress); past the expiry, the run expires. */
-export function remind(ctx: UseCaseContext, snapshot: RunSnapshot, input: TimerInput): Attempt {
+/**
+ * The reminder in the card's channel fired (recorded as the chain's progress; not before its `dueAt`);
+ * past the expiry, the run expires.
+ */
+export function remind(ctx: UseCaseContext, snapshot: RunSnapshot, input: ChainTimerInput): Attempt {
   const stale = staleTimer(ctx, snapshot, input, `remind-v${input.version}`);
   if (stale !== undefined) return stale;
   const state = stateOf(snapshot);
   if (state === undefined) return { result: { kind: 'not_found', runId: input.runId } };
   if (ctx.now >= state.fields.expiresAt) return expireNow(ctx, snapshot, state);
+  if (input.dueAt !== undefined && ctx.now < input.dueAt)
+    return { result: { kind: 'pending', run: viewOf(ctx, input.runId, state) } };
   const chainStep = { version: input.version, step: chainStepKey({ kind: 'remind' }) };
   const commit = commitFor(ctx, snapshot, input.runId)
     .run({ chain_step: chainStep })
