@@ -17,19 +17,22 @@ import {
   verifyReceipt,
 } from '../pipeline/index.ts';
 import {
-  errorSchema,
   feedSchema,
   MAX_WAIT_SECONDS,
-  type OutcomeAnswer,
-  outcomeAnswerSchema,
   PATHS,
   pendingSchema,
-  type RunStatusBody,
   runStatusSchema,
   submitAcceptedSchema,
   submitInvalidSchema,
 } from '../protocol/index.ts';
-import { type CursorStore, consumeDecisions, type DecisionHandler, type FeedPage } from './decision-feed.ts';
+import type {
+  AgentClientOptions,
+  OnDecisionOptions,
+  RunStatus,
+  Submitted,
+  WaitOptions,
+} from './client-types.ts';
+import { consumeDecisions, type DecisionHandler, type FeedPage } from './decision-feed.ts';
 import { ClientClosedError, DecisionTimeoutError, isRequestError, SubmissionError } from './errors.ts';
 import {
   backoffMs,
@@ -40,101 +43,15 @@ import {
   type RetryPolicy,
   sleep,
 } from './http.ts';
+import { type OutcomeReport, reportStepOutcome } from './outcome-report.ts';
 import { buildPlanText, type SubmitInput } from './plan-input.ts';
-import {
-  jwksKeySource,
-  type PublicKeysInput,
-  pinnedKeySource,
-  pinnedReceiptKeys,
-  type ReceiptKeySource,
-} from './receipt-keys.ts';
+import { jwksKeySource, pinnedKeySource, pinnedReceiptKeys, type ReceiptKeySource } from './receipt-keys.ts';
 import { createRunIdGenerator } from './run-id.ts';
 import { parseDecision } from './wire-read.ts';
 
-export interface AgentClientOptions {
-  /**
-   * Countersign's base URL, e.g. `https://countersign.example.com`. A path prefix
-   * (`https://example.com/countersign`) is part of every signed path, so a proxy in front must pass
-   * paths on unchanged.
-   */
-  readonly url: string | URL;
-  /** The agent's name in the Countersign config. */
-  readonly agent: string;
-  /** The agent's secret from the same config: it signs requests, and nothing else. */
-  readonly secret: string;
-  /**
-   * Pin the keys that verify receipts (PEM public keys, `KeyObject`s, or a JWKS) instead of fetching
-   * `/.well-known/jwks.json`. Pinned keys must be updated when Countersign rotates its key.
-   */
-  readonly publicKeys?: PublicKeysInput;
-  /** The `fetch` to use (default: the global one). */
-  readonly fetch?: typeof globalThis.fetch;
-  /** Milliseconds since the epoch (default `Date.now`): request timestamps, run ids, `verifyStep`'s now. */
-  readonly clock?: () => number;
-  /** Limits for the local checks in `submit` (default: the server's defaults). */
-  readonly limits?: Partial<PlanLimits>;
-  /** Retries of requests that got no answer, a 429 or a 5xx (default 5 attempts, 250 ms … 10 s). */
-  readonly retry?: Partial<RetryPolicy>;
-  /** One request's timeout, beyond a long poll's wait (default 30 s). */
-  readonly requestTimeoutMs?: number;
-  /** Where background errors go: a failed feed poll, a handler that threw, a cursor not saved. */
-  readonly onError?: (error: unknown) => void;
-}
-
-export interface WaitOptions {
-  /** Give up after this long with a `DecisionTimeoutError` (default 10 minutes). */
-  readonly timeoutMs?: number;
-}
-
-export interface OnDecisionOptions {
-  /** Keeps the feed's position across restarts of the agent (e.g. `fileCursor(path)`); default: none. */
-  readonly cursor?: CursorStore;
-}
-
-/** A step's outcome as the server recorded it. */
-export type StepOutcome = OutcomeAnswer;
-
-/**
- * What `reportOutcome` answers.
- * - `already_claimed`: the step was claimed (`applying`) or finished before: do not run it.
- *   `afterLostAnswer` says an earlier attempt of this same call got no answer and may have been
- *   recorded, so the claim may be this call's own — still do not run the step: it stays `applying`,
- *   turns `uncertain` and a person resolves it. Never both runs.
- * - `not_approved`: the run is not approved (it was rejected, expired, or is still pending).
- * - `not_found` / `unknown_step`: no such run for this agent / no such step in the approved plan.
- */
-export type OutcomeReport =
-  | { readonly ok: true; readonly outcome: StepOutcome }
-  | {
-      readonly ok: false;
-      readonly reason: 'already_claimed';
-      readonly message: string;
-      readonly afterLostAnswer: boolean;
-      /** The recorded outcome, when the server says which. */
-      readonly outcome?: StepOutcome;
-    }
-  | {
-      readonly ok: false;
-      readonly reason: 'not_approved' | 'not_found' | 'unknown_step';
-      readonly message: string;
-    };
-
-/** What `submit` answers: `approved` at once when every step was auto-approved by policy. */
-export interface Submitted {
-  readonly runId: string;
-  readonly status: 'pending' | 'approved';
-}
-
-export type RunStatus = RunStatusBody;
-
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
-const DETAIL_MAX = 2000;
 /** A long poll answered sooner than this was not held by the server. */
 const EARLY_ANSWER_MS = 500;
-/** The 409 body, read with what a server may add about the outcome already recorded. */
-const claimRefusalSchema = errorSchema.extend({
-  error: errorSchema.shape.error.extend({ outcome: outcomeAnswerSchema.optional().catch(undefined) }),
-});
 
 /**
  * What an agent imports to submit plans to Countersign over HTTP and act on the decisions
@@ -379,39 +296,17 @@ export class AgentClient {
   ): Promise<OutcomeReport> {
     this.assertOpen();
     assertRunId(runId);
-    if (!ID_PATTERN.test(stepId)) {
-      throw new CountersignError('invalid_argument', `not a step id: ${JSON.stringify(stepId)}`);
-    }
-    const body = {
-      status: report.status,
-      ...(report.detail === undefined ? {} : { detail: report.detail.slice(0, DETAIL_MAX) }),
-    };
-    const request: HttpRequest = {
-      method: 'POST',
-      path: PATHS.outcome(runId, stepId),
-      body: JSON.stringify(body),
-    };
-    const answer = await this.http.request(request);
-    if (isSuccess(answer)) return { ok: true, outcome: this.read(request, answer, outcomeAnswerSchema) };
-    const refusal = claimRefusalSchema.safeParse(answer.body);
-    const code = refusal.success ? refusal.data.error.code : undefined;
-    if (answer.status === 409 && refusal.success && code === 'already_claimed') {
-      const { message, outcome } = refusal.data.error;
-      return {
-        ok: false,
-        reason: 'already_claimed',
-        message: answer.afterLostAnswer
-          ? `${message} (an earlier attempt of this report got no answer: the claim may be its own; the step is left for a person, as uncertain)`
-          : message,
-        afterLostAnswer: answer.afterLostAnswer,
-        ...(outcome === undefined ? {} : { outcome }),
-      };
-    }
-    if (answer.status === 409 && refusal.success && code === 'not_approved') {
-      return { ok: false, reason: 'not_approved', message: refusal.data.error.message };
-    }
-    if (answer.status === 404) return this.notFound(runId, stepId);
-    throw this.http.refusal(request, answer);
+    return reportStepOutcome(
+      {
+        http: this.http,
+        agent: this.agent,
+        read: (request, answer, schema) => this.read(request, answer, schema),
+        getRun: (id) => this.getRun(id),
+      },
+      runId,
+      stepId,
+      report,
+    );
   }
 
   /**
@@ -477,17 +372,6 @@ export class AgentClient {
     const read = keysFromJwks(answer.body);
     if (!read.ok) throw this.http.badResponse(request, answer.status, `JWKS: ${read.message}`);
     return read.keys;
-  }
-
-  /** A 404 on an outcome: the run is unknown, or only the step is (the run answers). */
-  private async notFound(runId: string, stepId: string): Promise<OutcomeReport> {
-    const run = await this.getRun(runId).catch((error: unknown) => {
-      if (isRequestError(error) && error.code === 'not_found') return undefined;
-      throw error;
-    });
-    return run === undefined
-      ? { ok: false, reason: 'not_found', message: `there is no run ${runId} for agent ${this.agent}` }
-      : { ok: false, reason: 'unknown_step', message: `run ${runId} has no step ${stepId}` };
   }
 
   /** The body read with `schema`, or a `bad_response` error naming what is wrong. */

@@ -5,19 +5,18 @@
 export type { Decision, DecisionStep, ReceiptKeys, StepVerification } from '../pipeline/index.ts';
 export { keysFromJwks, verifyDecisionStep } from '../pipeline/index.ts';
 export { signedHeaders, verifySignedRequest } from '../protocol/index.ts';
-export {
-  AgentClient,
-  type AgentClientOptions,
-  type OnDecisionOptions,
-  type OutcomeReport,
-  type RunStatus,
-  type StepOutcome,
-  type Submitted,
-  type WaitOptions,
-} from './agent-client.ts';
+export { AgentClient } from './agent-client.ts';
+export type {
+  AgentClientOptions,
+  OnDecisionOptions,
+  RunStatus,
+  Submitted,
+  WaitOptions,
+} from './client-types.ts';
 export { type CursorStore, type DecisionHandler, fileCursor } from './decision-feed.ts';
 export * from './errors.ts';
 export type { RetryPolicy } from './http.ts';
+export type { OutcomeReport, StepOutcome } from './outcome-report.ts';
 export { buildPlanText, type PlanStepInput, type SubmitInput } from './plan-input.ts';
 export { type PublicKeysInput, pinnedReceiptKeys } from './receipt-keys.ts';
 export { createRunIdGenerator } from './run-id.ts';
