@@ -1,4 +1,5 @@
 import type { Worker, WorkerOptions } from 'bullmq';
+import type { ErrorReporter } from '../log.ts';
 
 /**
  * How fast a job held by a process that died is taken up again: its lock lapses after `lockDuration`
@@ -19,18 +20,26 @@ export interface SupervisedWorker<W extends Worker> {
   close(): Promise<void>;
 }
 
+/** The default reporter of queues and workers without one: one plain line on stderr. */
+export const reportToStderr: ErrorReporter = (error, context) =>
+  console.error(`countersign: ${context}: ${error instanceof Error ? error.message : String(error)}`);
+
 /**
- * Reports a worker's errors and failed jobs under `name` (the intake and timers workers alike) and
- * gives it an idempotent close.
+ * Reports a worker's errors and failed jobs under `name` (the timers, render and webhooks workers
+ * alike), with the job's id and run, and gives it an idempotent close.
  */
 export function supervise<W extends Worker>(
   worker: W,
   name: string,
-  log: (line: string) => void = (line) => console.error(line),
+  onError: ErrorReporter = reportToStderr,
 ): SupervisedWorker<W> {
-  worker.on('error', (error) => log(`${name} worker: ${error.message}`));
+  worker.on('error', (error) => onError(error, `the ${name} worker`));
   worker.on('failed', (job, error) => {
-    log(`${name} job ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
+    const runId: unknown = job?.data?.runId;
+    onError(error, `${name} job failed (attempt ${job?.attemptsMade ?? '?'})`, {
+      ...(job?.id === undefined ? {} : { jobId: job.id }),
+      ...(typeof runId === 'string' ? { runId } : {}),
+    });
   });
   let closing: Promise<void> | undefined;
   return {

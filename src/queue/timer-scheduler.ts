@@ -3,7 +3,9 @@ import type { Redis } from 'ioredis';
 import type { ChainStep } from '../approvals/escalation.ts';
 import type { RunView, UseCaseResult } from '../approvals/types.ts';
 import type { EscalationPolicy } from '../config/define-config.ts';
+import type { ErrorReporter } from '../log.ts';
 import { bullPrefix, TIMERS_QUEUE } from './names.ts';
+import { reportToStderr } from './supervised-worker.ts';
 import {
   chainJobAfter,
   expiryJob,
@@ -34,6 +36,8 @@ export interface TimerSchedulerOptions {
   readonly escalation: Readonly<Record<string, EscalationPolicy>>;
   /** Milliseconds since the epoch (default `Date.now`). */
   readonly clock?: () => number;
+  /** The queue's connection errors (default: a line on stderr). */
+  readonly onError?: ErrorReporter;
 }
 
 /**
@@ -56,6 +60,7 @@ export class TimerScheduler {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? 'cs'),
     });
+    this.queue.on('error', (error) => (options.onError ?? reportToStderr)(error, 'the timers queue'));
     this.redis = options.connection;
     this.escalation = options.escalation;
     this.clock = options.clock ?? Date.now;
