@@ -196,6 +196,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       ...approvalsKeys,
       clock,
       onError: onQueueError,
+      logger,
     }),
     startRenderWorker({
       connection: connections.renderWorker,
@@ -204,6 +205,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       lockKey: (runId) => `${approvals.keys.forRun(runId).run}:render-lock`,
       render: (runId, revision) => bot.renderer.converge(runId, revision),
       onError: onQueueError,
+      logger,
     }),
     startWebhookWorker({
       connection: connections.webhooksWorker,
@@ -214,6 +216,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       metrics: metrics.webhooks,
       clock,
       onError: onQueueError,
+      logger,
     }),
   ];
   const sweep = setInterval(() => {

@@ -113,6 +113,7 @@ export function createBot(options: BotOptions): Bot {
     config: options.config,
     clock,
     onError,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   app.error(async (error) => onError(error, 'a Slack request'));
   return {

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job, type JobsOptions, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { ErrorReporter } from '../log.ts';
+import type { ErrorReporter, Logger } from '../log.ts';
 import { bullPrefix, RENDER_QUEUE, renderJobId, repairJobId } from './names.ts';
 import { CRASH_RECOVERY, reportToStderr, type SupervisedWorker, supervise } from './supervised-worker.ts';
 
@@ -48,6 +48,8 @@ export function createRenderQueue(options: {
   readonly prefix?: string;
   /** The queue's connection errors (default: a line on stderr). */
   readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }): RenderQueue {
   const queue = new Queue(RENDER_QUEUE, {
     connection: options.connection,
@@ -88,6 +90,8 @@ export interface RenderWorkerOptions {
   readonly concurrency?: number;
   /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
   readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }
 
 const jobData = z.object({ runId: z.string(), revision: z.number() });
@@ -122,7 +126,7 @@ export function startRenderWorker(options: RenderWorkerOptions): SupervisedWorke
       ...CRASH_RECOVERY,
     },
   );
-  return supervise(worker, 'render', options.onError);
+  return supervise(worker, 'render', options.onError, options.logger);
 }
 
 /** KEYS[1] the lock; ARGV[1] its owner; ARGV[2] ms. Extends only a lock this job still holds. */

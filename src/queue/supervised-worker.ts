@@ -1,5 +1,5 @@
 import type { Worker, WorkerOptions } from 'bullmq';
-import type { ErrorReporter } from '../log.ts';
+import type { ErrorReporter, Logger } from '../log.ts';
 
 /**
  * How fast a job held by a process that died is taken up again: its lock lapses after `lockDuration`
@@ -32,8 +32,14 @@ export function supervise<W extends Worker>(
   worker: W,
   name: string,
   onError: ErrorReporter = reportToStderr,
+  /** Debug lines for jobs done (id and run). */
+  logger?: Pick<Logger, 'debug'>,
 ): SupervisedWorker<W> {
   worker.on('error', (error) => onError(error, `the ${name} worker`));
+  worker.on('completed', (job) => {
+    const runId: unknown = job.data?.runId;
+    logger?.debug({ jobId: job.id, ...(typeof runId === 'string' ? { runId } : {}) }, `${name} job done`);
+  });
   worker.on('failed', (job, error) => {
     const runId: unknown = job?.data?.runId;
     onError(error, `${name} job failed (attempt ${job?.attemptsMade ?? '?'})`, {

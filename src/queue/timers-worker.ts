@@ -1,6 +1,6 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { ErrorReporter } from '../log.ts';
+import type { ErrorReporter, Logger } from '../log.ts';
 import { bullPrefix, TIMERS_QUEUE } from './names.ts';
 import { CRASH_RECOVERY, type SupervisedWorker, supervise } from './supervised-worker.ts';
 import type { TimerJobData } from './timer-plan.ts';
@@ -19,6 +19,8 @@ export interface TimersWorkerOptions extends TimerDependencies {
   readonly concurrency?: number;
   /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
   readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }
 
 export type TimersWorker = SupervisedWorker<Worker<TimerJobData, TimerSummary>>;
@@ -49,5 +51,5 @@ export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
       ...CRASH_RECOVERY,
     },
   );
-  return supervise(worker, 'timers', options.onError);
+  return supervise(worker, 'timers', options.onError, options.logger);
 }

@@ -13,7 +13,7 @@
 import { type JobsOptions, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { ErrorReporter } from '../log.ts';
+import type { ErrorReporter, Logger } from '../log.ts';
 import type { Decision } from '../pipeline/index.ts';
 import { AUTH_HEADERS, signedHeaders } from '../protocol/index.ts';
 import { bullPrefix, WEBHOOKS_QUEUE, webhookJobId } from './names.ts';
@@ -43,6 +43,8 @@ export function createWebhookSink(options: {
   readonly retryDelayMs?: number;
   /** The queue's connection errors (default: a line on stderr). */
   readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }): WebhookSink {
   const queue = new Queue(WEBHOOKS_QUEUE, {
     connection: options.connection,
@@ -88,6 +90,8 @@ export interface WebhookWorkerOptions {
   readonly concurrency?: number;
   /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
   readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }
 
 const jobData = z.object({ agent: z.string(), runId: z.string() });
@@ -149,5 +153,5 @@ export function startWebhookWorker(options: WebhookWorkerOptions): SupervisedWor
       ...CRASH_RECOVERY,
     },
   );
-  return supervise(worker, 'webhooks', options.onError);
+  return supervise(worker, 'webhooks', options.onError, options.logger);
 }

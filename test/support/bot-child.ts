@@ -12,37 +12,58 @@ export interface BotChild {
   readonly process: ChildProcess;
   /** The child's reconciliation line (`reconciled {…}`), once it prints it. */
   readonly reconciled: Promise<string>;
+  /** Every line it wrote so far, stdout and stderr (stderr only when `logLevel` is given). */
+  readonly lines: readonly string[];
+  /** Resolves with the first line (from now on or already written) that matches. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+export interface BotChildOptions {
+  readonly prefix: string;
+  readonly port: number;
+  readonly slackUrl: string;
+  /** Default: the test harness's Redis. */
+  readonly redisUrl?: string;
+  /** Countersign's log level (default `error`); when given, stderr is captured in `lines` too. */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
 
 /** Starts the bot; resolves once it listens. Every child started is in `children` (kill them after). */
-export async function startBotChild(
-  options: { readonly prefix: string; readonly port: number; readonly slackUrl: string },
-  children: ChildProcess[],
-): Promise<BotChild> {
+export async function startBotChild(options: BotChildOptions, children: ChildProcess[]): Promise<BotChild> {
+  const capture = options.logLevel !== undefined;
   const spawned = spawn(process.execPath, ['--import', 'tsx', CHILD], {
     env: {
       ...process.env,
-      REDIS_URL: redisUrl(),
+      REDIS_URL: options.redisUrl ?? redisUrl(),
       CS_PREFIX: options.prefix,
       SLACK_API_URL: options.slackUrl,
       PORT: String(options.port),
+      ...(capture ? { CS_LOG_LEVEL: options.logLevel } : {}),
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', capture ? 'pipe' : 'inherit'],
   });
   children.push(spawned);
-  let output = '';
+  const written: string[] = [];
   const lines = new Set<(line: string) => void>();
-  spawned.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-    for (let newline = output.indexOf('\n'); newline >= 0; newline = output.indexOf('\n')) {
-      const line = output.slice(0, newline);
-      output = output.slice(newline + 1);
-      for (const listener of lines) listener(line);
-    }
-  });
-  const waitFor = (pattern: RegExp) =>
+  const splitLines = (stream: NodeJS.ReadableStream | null) => {
+    let output = '';
+    stream?.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      for (let newline = output.indexOf('\n'); newline >= 0; newline = output.indexOf('\n')) {
+        const line = output.slice(0, newline);
+        output = output.slice(newline + 1);
+        written.push(line);
+        for (const listener of lines) listener(line);
+      }
+    });
+  };
+  splitLines(spawned.stdout);
+  splitLines(spawned.stderr);
+  const waitFor = (pattern: RegExp, timeoutMs = 20_000) =>
     new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the bot never printed ${pattern}`)), 20_000);
+      const already = written.find((line) => pattern.test(line));
+      if (already !== undefined) return resolve(already);
+      const timer = setTimeout(() => reject(new Error(`the bot never printed ${pattern}`)), timeoutMs);
       const listener = (line: string) => {
         if (!pattern.test(line)) return;
         clearTimeout(timer);
@@ -55,5 +76,5 @@ export async function startBotChild(
   const reconciled = waitFor(/^reconciled /);
   reconciled.catch(() => {}); // a killed bot never prints it
   await waitFor(/^ready$/);
-  return { process: spawned, reconciled };
+  return { process: spawned, reconciled, lines: written, waitFor };
 }

@@ -103,6 +103,10 @@ export function resolveTarget(deps: ListenerDeps): ClickMiddleware {
       return;
     }
     args.context.target = parsed.value;
+    deps.logger?.debug(
+      { user: click.userId, runId: parsed.value.runId, version: parsed.value.version },
+      'a click on a run',
+    );
     await args.next();
   };
 }

@@ -1,6 +1,6 @@
 import type { ApprovalService } from '../../approvals/index.ts';
 import type { CountersignConfig } from '../../config/index.ts';
-import type { ErrorReporter } from '../../log.ts';
+import type { ErrorReporter, Logger } from '../../log.ts';
 import type { Presenter } from '../presenter.ts';
 import type { SlackGateway } from '../slack-gateway.ts';
 
@@ -12,4 +12,6 @@ export interface ListenerDeps {
   readonly config: CountersignConfig;
   readonly clock: () => number;
   readonly onError: ErrorReporter;
+  /** Debug lines about clicks (which run, who). */
+  readonly logger?: Logger;
 }
