@@ -74,11 +74,9 @@ export function createLogger(settings: LoggerSettings): Logger {
     serializers: { err: (error: unknown) => serializeError(error, withStacks) },
     ...(secrets.length === 0 ? {} : { hooks: { streamWrite: (line: string) => scrub(line, secrets) } }),
   };
-  const destination =
-    settings.destination ??
-    ((settings.pretty ?? process.stdout.isTTY === true) ? prettyStream() : undefined) ??
-    pino.destination({ fd: 1, sync: true });
-  return pino(options, destination);
+  const pretty =
+    (settings.pretty ?? process.stdout.isTTY === true) ? prettyStream(settings.destination) : undefined;
+  return pino(options, pretty ?? settings.destination ?? pino.destination({ fd: 1, sync: true }));
 }
 
 /** Names, messages and codes of an error and its causes; the stack only when asked. */
@@ -106,17 +104,23 @@ function scrub(line: string, secrets: readonly string[]): string {
   return scrubbed;
 }
 
-type PrettyFactory = (options: { colorize?: boolean; sync?: boolean }) => DestinationStream;
+type PrettyFactory = (options: {
+  colorize?: boolean;
+  sync?: boolean;
+  destination?: DestinationStream | number;
+}) => DestinationStream;
 
-/** pino-pretty's stream, when it is installed (a dev dependency: absent after `npm ci --omit=dev`). */
-function prettyStream(): DestinationStream | undefined {
+/**
+ * pino-pretty's stream into `destination` (default stdout), when pino-pretty is installed: it is a dev
+ * dependency, absent after `npm ci --omit=dev`, and then lines stay JSON.
+ */
+function prettyStream(destination: DestinationStream | undefined): DestinationStream | undefined {
+  let loaded: PrettyFactory | { default: PrettyFactory };
   try {
-    const loaded = createRequire(import.meta.url)('pino-pretty') as
-      | PrettyFactory
-      | { default: PrettyFactory };
-    const factory = typeof loaded === 'function' ? loaded : loaded.default;
-    return factory({ colorize: true, sync: true });
+    loaded = createRequire(import.meta.url)('pino-pretty') as PrettyFactory | { default: PrettyFactory };
   } catch {
     return undefined;
   }
+  const factory = typeof loaded === 'function' ? loaded : loaded.default;
+  return factory({ colorize: destination === undefined, sync: true, destination: destination ?? 1 });
 }
