@@ -1,5 +1,5 @@
 /**
- * Countersign's logs (docs/architecture.md §13): pino, one JSON object a line on stdout — or
+ * Countersign's logs (docs/architecture.md §15): pino, one JSON object a line on stdout — or
  * pino-pretty's coloured lines when stdout is a terminal and pino-pretty (a dev dependency) is
  * installed. Lines about a run carry `runId`, and where known `agent`, `user` and `jobId`.
  *

@@ -300,7 +300,18 @@ function secretsIn(settings: CountersignSettings): string[] {
     ...(signingSecret === undefined ? [] : [signingSecret]),
     ...(appToken === undefined ? [] : [appToken]),
     ...(settings.metricsToken === undefined ? [] : [settings.metricsToken]),
+    ...redisPassword(settings.redisUrl),
   ];
+}
+
+/** The password in a `redis://user:password@host` URL, if any. */
+function redisPassword(url: string): string[] {
+  try {
+    const { password } = new URL(url);
+    return password === '' ? [] : [password, decodeURIComponent(password)];
+  } catch {
+    return [];
+  }
 }
 
 /** One info line per committed change of a run: what happened, to which run, by whom. */
