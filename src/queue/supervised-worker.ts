@@ -1,5 +1,5 @@
-import type { Worker, WorkerOptions } from 'bullmq';
-import type { ErrorReporter, Logger } from '../log.ts';
+import type { Job, Worker, WorkerOptions } from 'bullmq';
+import type { ErrorReporter, LogFields, Logger } from '../log.ts';
 
 /**
  * How fast a job held by a process that died is taken up again: its lock lapses after `lockDuration`
@@ -36,16 +36,9 @@ export function supervise<W extends Worker>(
   logger?: Pick<Logger, 'debug'>,
 ): SupervisedWorker<W> {
   worker.on('error', (error) => onError(error, `the ${name} worker`));
-  worker.on('completed', (job) => {
-    const runId: unknown = job.data?.runId;
-    logger?.debug({ jobId: job.id, ...(typeof runId === 'string' ? { runId } : {}) }, `${name} job done`);
-  });
+  worker.on('completed', (job) => logger?.debug(jobFields(job), `${name} job done`));
   worker.on('failed', (job, error) => {
-    const runId: unknown = job?.data?.runId;
-    onError(error, `${name} job failed (attempt ${job?.attemptsMade ?? '?'})`, {
-      ...(job?.id === undefined ? {} : { jobId: job.id }),
-      ...(typeof runId === 'string' ? { runId } : {}),
-    });
+    onError(error, `${name} job failed (attempt ${job?.attemptsMade ?? '?'})`, jobFields(job));
   });
   let closing: Promise<void> | undefined;
   return {
@@ -54,5 +47,15 @@ export function supervise<W extends Worker>(
       closing ??= worker.close();
       return closing;
     },
+  };
+}
+
+/** What a log line about a job names: the job, and the run and agent its data names. */
+function jobFields(job: Job | undefined): LogFields {
+  const data: { runId?: unknown; agent?: unknown } = job?.data ?? {};
+  return {
+    ...(job?.id === undefined ? {} : { jobId: job.id }),
+    ...(typeof data.runId === 'string' ? { runId: data.runId } : {}),
+    ...(typeof data.agent === 'string' ? { agent: data.agent } : {}),
   };
 }
