@@ -3,7 +3,9 @@
  * is logged once when the first connection loses it ("Redis unreachable") and once when every
  * connection that lost it is ready again ("Redis reachable again", with how long it lasted). The
  * retries in between (ioredis reconnects every ≤ 2 s) are logged at `debug` only. Without a listener,
- * ioredis would print `[ioredis] Unhandled error event` and a stack per retry.
+ * ioredis would print `[ioredis] Unhandled error event` and a stack per retry. The connections BullMQ
+ * duplicates for blocking reads are not watched here: their errors reach the workers' `error` events,
+ * which src/main.ts logs at `debug` when they only say Redis is unreachable.
  */
 import type { Redis } from 'ioredis';
 
@@ -27,11 +29,6 @@ export class RedisOutages {
     private readonly log: OutageLog,
     private readonly clock: () => number = Date.now,
   ) {}
-
-  /** Whether Redis is unreachable now (some connection lost it and is not back). */
-  get active(): boolean {
-    return this.down.size > 0;
-  }
 
   /** Reports `connection`'s errors and recoveries under `name`. */
   watch(connection: Redis, name: string): void {
