@@ -7,7 +7,13 @@
 import type { KeyObject } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
-import { ApprovalService, DecisionFeed, MessageLedger, RedisClock } from './approvals/index.ts';
+import {
+  ApprovalService,
+  DecisionFeed,
+  MessageLedger,
+  RedisClock,
+  type UseCaseResult,
+} from './approvals/index.ts';
 import { createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { rateLimitOf } from './config/config-types.ts';
@@ -16,7 +22,8 @@ import { readEnv, resolveAgentSecrets } from './config/env.ts';
 import { loadConfig } from './config/load.ts';
 import { loadSigningKeys } from './config/signing-key.ts';
 import { createGateway, DecisionWaiters, RateLimiter } from './gateway/index.ts';
-import { isCountersignError, type ReceiptSigner } from './pipeline/index.ts';
+import { createLogger, type ErrorReporter, type Logger, type LogLevel } from './log.ts';
+import type { ReceiptSigner } from './pipeline/index.ts';
 import {
   checkRedisReadiness,
   createRedisConnection,
@@ -24,7 +31,9 @@ import {
   createWebhookSink,
   expireOverdue,
   installShutdownHandlers,
+  isRedisConnectionError,
   type ReconcileSummary,
+  RedisOutages,
   type RenderQueue,
   reconcileTimers,
   startRenderWorker,
@@ -51,7 +60,12 @@ export interface CountersignSettings {
     readonly timeoutMs?: number;
   };
   readonly port: number;
-  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  readonly logLevel: LogLevel;
+  /**
+   * Where Countersign logs (default: `createLogger` at `logLevel`, with every secret in these settings
+   * scrubbed from its lines).
+   */
+  readonly logger?: Logger;
   /** When set, `GET /metrics` answers only `Authorization: Bearer <token>` (`METRICS_TOKEN`). */
   readonly metricsToken?: string;
   /**
@@ -81,6 +95,8 @@ export interface Countersign {
   /** Where the Slack messages that show each run are. */
   readonly messages: MessageLedger;
   readonly metrics: Metrics;
+  /** Where it logs (the settings' logger, or the one made from `logLevel`). */
+  readonly logger: Logger;
   /** The run timers on the `timers` queue. */
   readonly timers: TimerScheduler;
   /** Boot-time reconciliation of pending runs with their timers; runs in the background after start. */
@@ -91,12 +107,20 @@ export interface Countersign {
 
 /** Starts everything and resolves once the bot (and the gateway on its port) is listening. */
 export async function startCountersign(settings: CountersignSettings): Promise<Countersign> {
-  const connections = openConnections(settings.redisUrl);
+  const logger = settings.logger ?? createLogger({ level: settings.logLevel, secrets: secretsIn(settings) });
+  const outages = new RedisOutages((level, fields, message) => logger[level](fields, message));
+  const connections = openConnections(settings.redisUrl, outages);
   const redisClock = settings.clock === undefined ? new RedisClock(connections.redis) : undefined;
   await redisClock?.start();
   const clock = settings.clock ?? redisClock?.now ?? Date.now;
   const metrics = new Metrics();
-  const onError = reporter(metrics);
+  const onError = reporter(metrics, logger);
+  // A queue's or a worker's connection errors: the outage is logged once by `outages`, so each retry is
+  // only a debug line (and not counted); anything else is reported.
+  const onQueueError: ErrorReporter = (error, context, fields) =>
+    isRedisConnectionError(error)
+      ? logger.debug({ ...fields, err: error }, context)
+      : onError(error, context, fields);
   const unguard = settings.guardProcess === true ? guardProcess(onError) : () => {};
   const secretOf = (agent: string) =>
     Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
@@ -107,6 +131,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     ...approvalsKeys,
     webhookOf: (agent) => settings.config.agents[agent]?.webhook?.url,
     ...(settings.webhookRetryDelayMs === undefined ? {} : { retryDelayMs: settings.webhookRetryDelayMs }),
+    onError: onQueueError,
   });
   let feed: DecisionFeed | undefined;
   const approvals = new ApprovalService({
@@ -129,6 +154,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     ...approvalsKeys,
     escalation: settings.config.escalation,
     clock,
+    onError: onQueueError,
   });
   const waiters = new DecisionWaiters(connections.subscriber, approvals.keys);
   const gateway = createGateway({
@@ -151,6 +177,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     ...settings.slack,
     port: settings.port,
     logLevel: settings.logLevel,
+    logger,
     config: settings.config,
     approvals,
     messages,
@@ -161,25 +188,37 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     onError,
     routes: gateway.routes,
   });
-  const render = createRenderQueue({ connection: connections.queues, ...approvalsKeys });
+  const render = createRenderQueue({
+    connection: connections.queues,
+    ...approvalsKeys,
+    onError: onQueueError,
+  });
   /** A rendering of the run as it is now (crash recovery, reconciliation, repair). */
   const requestRender = (runId: string) => render.repair(runId);
   // What approvals committed, fanned out: timers, metrics, and a rendering on the render queue — none
   // waits on Slack.
   approvals.onCommitted(async (result) => {
+    logCommitted(logger, result);
     await timers.onCommitted(result);
     metrics.observe(result);
   });
   approvals.onChanged((commit) => render.enqueue(commit.runId, commit.revision));
   const workers = [
-    startTimersWorker({ connection: connections.timersWorker, service: approvals, ...approvalsKeys }),
+    startTimersWorker({
+      connection: connections.timersWorker,
+      service: approvals,
+      ...approvalsKeys,
+      onError: onQueueError,
+      logger,
+    }),
     startRenderWorker({
       connection: connections.renderWorker,
       redis,
       ...approvalsKeys,
       lockKey: (runId) => `${approvals.keys.forRun(runId).run}:render-lock`,
       render: (runId, revision) => bot.renderer.converge(runId, revision),
-      log: (line) => onError(new Error(line), 'render worker'),
+      onError: onQueueError,
+      logger,
     }),
     startWebhookWorker({
       connection: connections.webhooksWorker,
@@ -189,6 +228,8 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       decisionOf: (runId) => approvals.getDecision(runId),
       metrics: metrics.webhooks,
       clock,
+      onError: onQueueError,
+      logger,
     }),
   ];
   const sweep = setInterval(() => {
@@ -225,6 +266,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     approvals,
     messages,
     metrics,
+    logger,
     timers,
     reconciled,
     stop() {
@@ -250,16 +292,60 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
  * ~50 scripts on a connection it is given, and ioredis copies every defined script into each MULTI),
  * one per worker (blocking reads), and one subscriber for every long poll.
  */
-function openConnections(url: string) {
+function openConnections(url: string, outages: RedisOutages) {
   return {
-    redis: createRedisConnection(url, { role: 'client', name: 'countersign' }),
-    queues: createRedisConnection(url, { role: 'client', name: 'countersign-queues' }),
-    timersWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-timers' }),
-    webhooksWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-webhooks' }),
-    renderWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-render' }),
-    subscriber: createRedisConnection(url, { role: 'worker', name: 'countersign-long-polls' }),
-    health: createRedisConnection(url, { role: 'client', name: 'countersign-health', offlineQueue: false }),
+    redis: createRedisConnection(url, { role: 'client', name: 'countersign', outages }),
+    queues: createRedisConnection(url, { role: 'client', name: 'countersign-queues', outages }),
+    timersWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-timers', outages }),
+    webhooksWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-webhooks', outages }),
+    renderWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-render', outages }),
+    subscriber: createRedisConnection(url, { role: 'worker', name: 'countersign-long-polls', outages }),
+    health: createRedisConnection(url, {
+      role: 'client',
+      name: 'countersign-health',
+      offlineQueue: false,
+      outages,
+    }),
   };
+}
+
+/** Every secret the settings hold: none of them may appear in a log line. */
+function secretsIn(settings: CountersignSettings): string[] {
+  const { botToken, signingSecret, appToken } = settings.slack;
+  return [
+    ...Object.values(settings.secrets),
+    botToken,
+    ...(signingSecret === undefined ? [] : [signingSecret]),
+    ...(appToken === undefined ? [] : [appToken]),
+    ...(settings.metricsToken === undefined ? [] : [settings.metricsToken]),
+    ...redisPassword(settings.redisUrl),
+  ];
+}
+
+/** The password in a `redis://user:password@host` URL, if any. */
+function redisPassword(url: string): string[] {
+  try {
+    const { password } = new URL(url);
+    return password === '' ? [] : [password, decodeURIComponent(password)];
+  } catch {
+    return [];
+  }
+}
+
+/** One info line per committed change of a run: what happened, to which run, by whom. */
+function logCommitted(logger: Logger, result: UseCaseResult): void {
+  if (!('run' in result) || result.run === undefined) return;
+  const { run } = result;
+  logger.info(
+    {
+      runId: run.runId,
+      agent: run.agent,
+      version: run.version,
+      status: run.status,
+      ...(run.decidedBy === undefined ? {} : { decidedBy: run.decidedBy }),
+    },
+    `run ${result.kind}`,
+  );
 }
 
 async function closeAll(
@@ -274,12 +360,14 @@ async function closeAll(
   await Promise.all(Object.values(connections).map((connection) => connection.quit()));
 }
 
-/** Failures nobody sees in Slack: logged with their code, and counted. */
-function reporter(metrics: Metrics): (error: unknown, context: string) => void {
-  return (error, context) => {
+/**
+ * Failures nobody sees in Slack: logged with their code and what they concern, and counted. One that
+ * only says Redis is unreachable is a debug line: the outage itself is logged once (RedisOutages).
+ */
+function reporter(metrics: Metrics, logger: Logger): ErrorReporter {
+  return (error, context, fields) => {
     metrics.error(error);
-    const code = isCountersignError(error) ? ` [${error.code}]` : '';
-    console.error(`countersign: ${context}${code}:`, error);
+    logger[isRedisConnectionError(error) ? 'debug' : 'error']({ ...fields, err: error }, context);
   };
 }
 
@@ -289,7 +377,7 @@ function reporter(metrics: Metrics): (error: unknown, context: string) => void {
  * compare-and-set commits, so a request that failed half-way left nothing half-done in memory; dying
  * would only drop the other requests in flight. Returns the function that removes the guard.
  */
-export function guardProcess(report: (error: unknown, context: string) => void): () => void {
+export function guardProcess(report: ErrorReporter): () => void {
   const rejected = (reason: unknown) => report(reason, 'an unhandled promise rejection (kept running)');
   const thrown = (error: unknown) => report(error, 'an uncaught exception (kept running)');
   process.on('unhandledRejection', rejected);
@@ -315,7 +403,7 @@ function reconcile(deps: {
   readonly timers: TimerScheduler;
   readonly requestRender: (runId: string) => Promise<void>;
   readonly clock: () => number;
-  readonly onError: (error: unknown, context: string) => void;
+  readonly onError: ErrorReporter;
   readonly stopped: () => boolean;
 }): Promise<ReconcileSummary> {
   return reconcileTimers({
@@ -326,7 +414,7 @@ function reconcile(deps: {
     },
     clock: deps.clock,
     stopped: deps.stopped,
-    onError: (error, runId) => deps.onError(error, `reconciling the timers of run ${runId}`),
+    onError: (error, runId) => deps.onError(error, `reconciling the timers of run ${runId}`, { runId }),
   }).catch((error: unknown): ReconcileSummary => {
     deps.onError(error, 'reconciling timers');
     return { checked: 0, expired: 0, failed: 1 };
@@ -382,11 +470,16 @@ async function main(): Promise<void> {
     ...(env.env.METRICS_TOKEN === undefined ? {} : { metricsToken: env.env.METRICS_TOKEN }),
     guardProcess: true,
   });
-  installShutdownHandlers([() => countersign.stop()], { deadlineMs: SHUTDOWN_DEADLINE_MS });
+  const { logger } = countersign;
+  installShutdownHandlers([() => countersign.stop()], {
+    deadlineMs: SHUTDOWN_DEADLINE_MS,
+    log: (line) => logger.info(line),
+  });
   const mode =
     SLACK_APP_TOKEN === undefined ? `HTTP on port ${env.env.PORT} (POST /slack/events)` : 'Socket Mode';
-  console.log(
-    `countersign: listening — ${mode}; agents on port ${env.env.PORT} (/v1, /.well-known/jwks.json); GET /healthz, GET /metrics`,
+  logger.info(
+    { port: env.env.PORT, mode: SLACK_APP_TOKEN === undefined ? 'http' : 'socket' },
+    `listening — ${mode}; agents on port ${env.env.PORT} (/v1, /.well-known/jwks.json); GET /healthz, GET /metrics`,
   );
 }
 

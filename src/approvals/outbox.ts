@@ -4,6 +4,7 @@
  * and the sweep delivers it again (delivery is idempotent: one job id per run).
  */
 import type { Redis } from 'ioredis';
+import type { ErrorReporter } from '../log.ts';
 import type { Decision } from '../pipeline/index.ts';
 import type { Keys } from './keys.ts';
 
@@ -12,7 +13,7 @@ export interface OutboxOptions {
   readonly keys: Keys;
   /** The decision sink (the `decisions-<agent>` queue); without it decisions are only stored. */
   readonly deliver?: (decision: Decision) => Promise<void>;
-  readonly onError: (error: unknown, context: string) => void;
+  readonly onError: ErrorReporter;
 }
 
 export class Outbox {
@@ -38,6 +39,7 @@ export class Outbox {
       this.options.onError(
         error,
         `delivering the decision for run ${decision.runId} (the outbox sweep retries it)`,
+        { runId: decision.runId, agent: decision.agent },
       );
       return false;
     }

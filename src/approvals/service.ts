@@ -6,6 +6,8 @@
  * Committed results are published to `onCommitted` listeners (timers, metrics, Slack), which render
  * and schedule what approvals decided (see `PublishOptions`).
  */
+
+import type { ErrorReporter } from '../log.ts';
 import { type Decision, type ReceiptSigner, signDecision } from '../pipeline/index.ts';
 import type { DecisionSigner } from './decision-builder.ts';
 import { approveRights, checkAction, editRights, type RunState, rejectRights } from './guard.ts';
@@ -37,7 +39,7 @@ export interface ApprovalServiceOptions extends QueryOptions {
   /** The decision sink (the `decisions-<agent>` queue). Called after a decision is committed. */
   readonly deliver?: (decision: Decision) => Promise<void>;
   /** Where failures that must not reach a user are reported (a failed delivery is retried by the sweep). */
-  readonly onError?: (error: unknown, context: string) => void;
+  readonly onError?: ErrorReporter;
 }
 
 /** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
@@ -77,7 +79,7 @@ return 0`;
 export class ApprovalService extends ApprovalQueries {
   private readonly sign: DecisionSigner;
   private readonly outbox: Outbox;
-  private readonly onError: (error: unknown, context: string) => void;
+  private readonly onError: ErrorReporter;
   private readonly listeners: CommittedListener[] = [];
   private readonly changeListeners: ChangeListener[] = [];
   private readonly deferred = new Set<Promise<void>>();
@@ -297,7 +299,7 @@ export class ApprovalService extends ApprovalQueries {
       return attempt.result;
     }
     const running = this.publish(result, commit)
-      .catch((error: unknown) => this.onError(error, `showing the committed ${result.kind}`))
+      .catch((error: unknown) => this.onError(error, `showing the committed ${result.kind}`, { runId }))
       .finally(() => this.deferred.delete(running));
     this.deferred.add(running);
     return attempt.result;

@@ -1,7 +1,8 @@
-import { App, type CustomRoute, HTTPReceiver, LogLevel } from '@slack/bolt';
+import { App, type CustomRoute, HTTPReceiver, LogLevel, type Logger as SlackLogger } from '@slack/bolt';
 import type { Redis } from 'ioredis';
 import type { ApprovalService, MessageLedger } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
+import type { ErrorReporter, Logger } from '../log.ts';
 import { InFlight } from './in-flight.ts';
 import { registerListeners } from './listeners/index.ts';
 import type { Metrics } from './metrics.ts';
@@ -10,6 +11,7 @@ import { Renderer } from './renderer.ts';
 import { botRoutes } from './routes.ts';
 import { SlackAuth } from './slack-auth.ts';
 import { createSlackClients, SLACK_TIMEOUT_MS, SlackGateway } from './slack-gateway.ts';
+import { slackLogger } from './slack-logger.ts';
 import { screenSlackRequests } from './slack-requests.ts';
 import { checkSlackSignatures } from './slack-signature.ts';
 
@@ -25,6 +27,8 @@ export interface BotOptions {
   readonly timeoutMs?: number;
   readonly port: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Where Bolt and the Web API clients log (default: Bolt's console logger at `logLevel`). */
+  readonly logger?: Logger;
   readonly config: CountersignConfig;
   readonly approvals: ApprovalService;
   readonly messages: MessageLedger;
@@ -34,7 +38,7 @@ export interface BotOptions {
   /** When set, `/metrics` answers only `Authorization: Bearer <token>`. */
   readonly metricsToken?: string;
   readonly clock?: () => number;
-  readonly onError?: (error: unknown, context: string) => void;
+  readonly onError?: ErrorReporter;
   /** More HTTP routes on the bot's port (the agent gateway), in HTTP and in Socket Mode. */
   readonly routes?: readonly CustomRoute[];
 }
@@ -58,10 +62,15 @@ const LOG_LEVELS = { debug: LogLevel.DEBUG, info: LogLevel.INFO, warn: LogLevel.
  */
 export function createBot(options: BotOptions): Bot {
   const clock = options.clock ?? Date.now;
-  const onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+  const onError: ErrorReporter =
+    options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+  const logging = {
+    logLevel: LOG_LEVELS[options.logLevel],
+    ...(options.logger === undefined ? {} : { logger: slackLogger(options.logger) }),
+  };
   const clients = createSlackClients({
     token: options.botToken,
-    logLevel: LOG_LEVELS[options.logLevel],
+    ...logging,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.apiUrl === undefined ? {} : { apiUrl: options.apiUrl }),
   });
@@ -77,13 +86,13 @@ export function createBot(options: BotOptions): Bot {
   ];
   const app: App = new App({
     authorize: async () => slackAuth.authorization(options.botToken),
-    logLevel: LOG_LEVELS[options.logLevel],
+    ...logging,
     clientOptions: {
       ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
       timeout: options.timeoutMs ?? SLACK_TIMEOUT_MS,
     },
     ...(options.appToken === undefined
-      ? { receiver: httpReceiver({ ...options, clock, customRoutes }) }
+      ? { receiver: httpReceiver({ ...options, clock, customRoutes }, logging) }
       : { customRoutes, port: options.port, ...socketModeOptions(options) }),
   });
   const inFlight = new InFlight();
@@ -105,6 +114,7 @@ export function createBot(options: BotOptions): Bot {
     config: options.config,
     clock,
     onError,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   app.error(async (error) => onError(error, 'a Slack request'));
   return {
@@ -134,21 +144,23 @@ export function createBot(options: BotOptions): Bot {
  * off); then the body must have the shape Bolt reads (slack-requests.ts), so a signed but malformed
  * body is a 400, never a crash.
  */
-function httpReceiver(options: {
-  readonly signingSecret?: string | undefined;
-  readonly port: number;
-  readonly logLevel: BotOptions['logLevel'];
-  readonly clock: () => number;
-  readonly customRoutes: CustomRoute[];
-}): HTTPReceiver {
+function httpReceiver(
+  options: {
+    readonly signingSecret?: string | undefined;
+    readonly port: number;
+    readonly clock: () => number;
+    readonly customRoutes: CustomRoute[];
+  },
+  logging: { readonly logLevel: LogLevel; readonly logger?: SlackLogger },
+): HTTPReceiver {
   if (options.signingSecret === undefined)
     throw new Error('the HTTP receiver needs a signing secret (or give an app token for Socket Mode)');
   const receiver = new HTTPReceiver({
     signingSecret: options.signingSecret,
     port: options.port,
-    logLevel: LOG_LEVELS[options.logLevel],
     customRoutes: options.customRoutes,
     signatureVerification: false,
+    ...logging,
   });
   checkSlackSignatures(receiver, { signingSecret: options.signingSecret, clock: options.clock });
   screenSlackRequests(receiver);

@@ -29,6 +29,7 @@ import {
   type StoredVersion,
 } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
+import type { ErrorReporter } from '../log.ts';
 import { CountersignError, diffPlans } from '../pipeline/index.ts';
 import { firedChainSteps } from '../queue/timer-plan.ts';
 import { refusedForGood, type SlackGateway, type SlackMessage } from './slack-gateway.ts';
@@ -44,7 +45,7 @@ export interface RendererDeps {
   readonly clock: () => number;
   readonly tz?: string;
   /** A target Slack refuses for good (a channel the bot is not in): reported, the rest still rendered. */
-  readonly onError: (error: unknown, context: string) => void;
+  readonly onError: ErrorReporter;
 }
 
 type Ledger = MessageLedgerEntries;
@@ -98,7 +99,7 @@ export class Renderer {
       } catch (error) {
         // A channel the bot is not in: reported; the next commit of the run tries again.
         if (refusedForGood(error) === undefined) throw error;
-        this.deps.onError(error, `showing the card of run ${run.runId}`);
+        this.deps.onError(error, `showing the card of run ${run.runId}`, { runId: run.runId });
       }
     }
     if (card !== undefined) await this.renderDiffs(run, revision, card, ledger);
@@ -231,6 +232,7 @@ export class Renderer {
           this.deps.onError(
             error,
             `posting the ${chainStepKey(step)} escalation message of run ${run.runId}`,
+            { runId: run.runId },
           );
         }
       }

@@ -1,5 +1,5 @@
 import type { Block, KnownBlock, ModalView } from '@slack/types';
-import { ErrorCode, type LogLevel, type WebAPIPlatformError, WebClient } from '@slack/web-api';
+import { ErrorCode, type Logger, type LogLevel, type WebAPIPlatformError, WebClient } from '@slack/web-api';
 import { z } from 'zod';
 import type { MessageRef } from '../approvals/message-ledger.ts';
 import { CountersignError } from '../pipeline/index.ts';
@@ -47,6 +47,8 @@ export function createSlackClients(options: {
   readonly token: string;
   readonly apiUrl?: string;
   readonly logLevel?: LogLevel;
+  /** Where the clients log (then `logLevel` is the logger's). */
+  readonly logger?: Logger;
   /** How long one call may take (default `SLACK_TIMEOUT_MS`; opening a modal never waits past 2.5 s). */
   readonly timeoutMs?: number;
   /** The client for answers to people (the Bolt app's); by default a new one with retries and the timeout. */
@@ -54,7 +56,11 @@ export function createSlackClients(options: {
 }): SlackClients {
   const base = {
     ...(options.apiUrl === undefined ? {} : { slackApiUrl: options.apiUrl }),
-    ...(options.logLevel === undefined ? {} : { logLevel: options.logLevel }),
+    ...(options.logger !== undefined
+      ? { logger: options.logger }
+      : options.logLevel === undefined
+        ? {}
+        : { logLevel: options.logLevel }),
   };
   const timeout = options.timeoutMs ?? SLACK_TIMEOUT_MS;
   return {

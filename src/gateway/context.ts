@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApprovalService, DecisionFeed, RunView } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
+import type { ErrorReporter } from '../log.ts';
 import type { DecisionWaiters } from './decision-waiters.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
@@ -29,7 +30,7 @@ export interface GatewayDeps {
    * own clocks differ; what a run becomes is decided by approvals at Redis's `TIME` itself.
    */
   readonly clock: () => number;
-  readonly onError: (error: unknown, context: string) => void;
+  readonly onError: ErrorReporter;
   /**
    * A submission retried for a run still pending (the first answer may have been lost to a crash):
    * makes sure its timers and its card exist (both idempotent).

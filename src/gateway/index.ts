@@ -160,7 +160,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
         closed: closed.signal,
       });
     } catch (error) {
-      deps.onError(error, `the gateway's ${route.name} for agent ${auth.agent}`);
+      const { runId } = matched.params(route);
+      deps.onError(error, `the gateway's ${route.name} for agent ${auth.agent}`, {
+        agent: auth.agent,
+        ...(runId === undefined ? {} : { runId }),
+      });
       sendError(res, 'internal', 'Countersign could not finish this request; it is safe to retry');
     }
     deps.metrics.request(route.name, res.statusCode);

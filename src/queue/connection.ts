@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { consoleOutageLog, RedisOutages } from './redis-outage.ts';
 
 /**
  * What a connection is for. BullMQ workers block on Redis and must retry commands forever
@@ -17,6 +18,11 @@ export interface ConnectionOptions {
    * once while Redis is unreachable.
    */
   readonly offlineQueue?: boolean;
+  /**
+   * Where the connection's errors go: one line when an outage starts, one when it ends (default: a
+   * tracker of its own writing plain lines to stderr).
+   */
+  readonly outages?: RedisOutages;
 }
 
 /** Retries per command before a client-role connection gives up (ioredis' default). */
@@ -34,7 +40,7 @@ export function createRedisConnection(url: string, options: ConnectionOptions): 
     ...(options.name === undefined ? {} : { connectionName: options.name }),
     ...(options.offlineQueue === false ? { enableOfflineQueue: false, maxRetriesPerRequest: 0 } : {}),
   });
-  // A probe's failures are its answers (each command rejects); nothing to report twice.
-  if (options.offlineQueue === false) connection.on('error', () => {});
+  const outages = options.outages ?? new RedisOutages(consoleOutageLog);
+  outages.watch(connection, options.name ?? 'redis');
   return connection;
 }

@@ -5,6 +5,7 @@
 export * from './connection.ts';
 export * from './names.ts';
 export * from './reconcile-timers.ts';
+export * from './redis-outage.ts';
 export * from './redis-readiness.ts';
 export * from './render.ts';
 export * from './shutdown.ts';

@@ -16,8 +16,9 @@ import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job, type JobsOptions, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { ErrorReporter, Logger } from '../log.ts';
 import { bullPrefix, RENDER_QUEUE, renderJobId, repairJobId } from './names.ts';
-import { CRASH_RECOVERY, type SupervisedWorker, supervise } from './supervised-worker.ts';
+import { CRASH_RECOVERY, reportToStderr, type SupervisedWorker, supervise } from './supervised-worker.ts';
 
 export const RENDER_JOB_OPTIONS = {
   attempts: 10,
@@ -45,11 +46,16 @@ export interface RenderQueue {
 export function createRenderQueue(options: {
   readonly connection: Redis;
   readonly prefix?: string;
+  /** The queue's connection errors (default: a line on stderr). */
+  readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }): RenderQueue {
   const queue = new Queue(RENDER_QUEUE, {
     connection: options.connection,
     prefix: bullPrefix(options.prefix ?? 'cs'),
   });
+  queue.on('error', (error) => (options.onError ?? reportToStderr)(error, 'the render queue'));
   return {
     async enqueue(runId, revision) {
       await queue.add(
@@ -82,7 +88,10 @@ export interface RenderWorkerOptions {
   readonly render: (runId: string, revision: number) => Promise<void>;
   /** Renderings at once, across runs (default 8). */
   readonly concurrency?: number;
-  readonly log?: (line: string) => void;
+  /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
+  readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }
 
 const jobData = z.object({ runId: z.string(), revision: z.number() });
@@ -117,7 +126,7 @@ export function startRenderWorker(options: RenderWorkerOptions): SupervisedWorke
       ...CRASH_RECOVERY,
     },
   );
-  return supervise(worker, 'render', options.log);
+  return supervise(worker, 'render', options.onError, options.logger);
 }
 
 /** KEYS[1] the lock; ARGV[1] its owner; ARGV[2] ms. Extends only a lock this job still holds. */

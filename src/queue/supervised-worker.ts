@@ -1,4 +1,5 @@
-import type { Worker, WorkerOptions } from 'bullmq';
+import type { Job, Worker, WorkerOptions } from 'bullmq';
+import type { ErrorReporter, LogFields, Logger } from '../log.ts';
 
 /**
  * How fast a job held by a process that died is taken up again: its lock lapses after `lockDuration`
@@ -19,18 +20,25 @@ export interface SupervisedWorker<W extends Worker> {
   close(): Promise<void>;
 }
 
+/** The default reporter of queues and workers without one: one plain line on stderr. */
+export const reportToStderr: ErrorReporter = (error, context) =>
+  console.error(`countersign: ${context}: ${error instanceof Error ? error.message : String(error)}`);
+
 /**
- * Reports a worker's errors and failed jobs under `name` (the intake and timers workers alike) and
- * gives it an idempotent close.
+ * Reports a worker's errors and failed jobs under `name` (the timers, render and webhooks workers
+ * alike), with the job's id and run, and gives it an idempotent close.
  */
 export function supervise<W extends Worker>(
   worker: W,
   name: string,
-  log: (line: string) => void = (line) => console.error(line),
+  onError: ErrorReporter = reportToStderr,
+  /** Debug lines for jobs done (id and run). */
+  logger?: Pick<Logger, 'debug'>,
 ): SupervisedWorker<W> {
-  worker.on('error', (error) => log(`${name} worker: ${error.message}`));
+  worker.on('error', (error) => onError(error, `the ${name} worker`));
+  worker.on('completed', (job) => logger?.debug(jobFields(job), `${name} job done`));
   worker.on('failed', (job, error) => {
-    log(`${name} job ${job?.id ?? '?'} failed (attempt ${job?.attemptsMade ?? '?'}): ${error.message}`);
+    onError(error, `${name} job failed (attempt ${job?.attemptsMade ?? '?'})`, jobFields(job));
   });
   let closing: Promise<void> | undefined;
   return {
@@ -39,5 +47,15 @@ export function supervise<W extends Worker>(
       closing ??= worker.close();
       return closing;
     },
+  };
+}
+
+/** What a log line about a job names: the job, and the run and agent its data names. */
+function jobFields(job: Job | undefined): LogFields {
+  const data: { runId?: unknown; agent?: unknown } = job?.data ?? {};
+  return {
+    ...(job?.id === undefined ? {} : { jobId: job.id }),
+    ...(typeof data.runId === 'string' ? { runId: data.runId } : {}),
+    ...(typeof data.agent === 'string' ? { agent: data.agent } : {}),
   };
 }

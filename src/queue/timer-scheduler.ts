@@ -3,7 +3,9 @@ import type { Redis } from 'ioredis';
 import type { ChainStep } from '../approvals/escalation.ts';
 import type { RunView, UseCaseResult } from '../approvals/types.ts';
 import type { EscalationPolicy } from '../config/define-config.ts';
+import type { ErrorReporter } from '../log.ts';
 import { bullPrefix, TIMERS_QUEUE } from './names.ts';
+import { reportToStderr } from './supervised-worker.ts';
 import {
   chainJobAfter,
   expiryJob,
@@ -37,6 +39,8 @@ export interface TimerSchedulerOptions {
    * comes due on time by the clock of the worker that added it, whatever that clock says.
    */
   readonly clock?: () => number;
+  /** The queue's connection errors (default: a line on stderr). */
+  readonly onError?: ErrorReporter;
 }
 
 /**
@@ -59,6 +63,7 @@ export class TimerScheduler {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? 'cs'),
     });
+    this.queue.on('error', (error) => (options.onError ?? reportToStderr)(error, 'the timers queue'));
     this.redis = options.connection;
     this.escalation = options.escalation;
     this.clock = options.clock ?? Date.now;

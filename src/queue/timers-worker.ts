@@ -1,5 +1,6 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { ErrorReporter, Logger } from '../log.ts';
 import { bullPrefix, TIMERS_QUEUE } from './names.ts';
 import { CRASH_RECOVERY, type SupervisedWorker, supervise } from './supervised-worker.ts';
 import type { TimerJobData } from './timer-plan.ts';
@@ -16,8 +17,10 @@ export interface TimersWorkerOptions extends TimerDependencies {
    * submitted together).
    */
   readonly concurrency?: number;
-  /** Worker errors and failed jobs (default: `console.error`). */
-  readonly log?: (line: string) => void;
+  /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
+  readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }
 
 export type TimersWorker = SupervisedWorker<Worker<TimerJobData, TimerSummary>>;
@@ -51,5 +54,5 @@ export function startTimersWorker(options: TimersWorkerOptions): TimersWorker {
       ...CRASH_RECOVERY,
     },
   );
-  return supervise(worker, 'timers', options.log);
+  return supervise(worker, 'timers', options.onError, options.logger);
 }

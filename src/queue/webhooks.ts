@@ -13,10 +13,11 @@
 import { type JobsOptions, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { ErrorReporter, Logger } from '../log.ts';
 import type { Decision } from '../pipeline/index.ts';
 import { AUTH_HEADERS, signedHeaders } from '../protocol/index.ts';
 import { bullPrefix, WEBHOOKS_QUEUE, webhookJobId } from './names.ts';
-import { CRASH_RECOVERY, type SupervisedWorker, supervise } from './supervised-worker.ts';
+import { CRASH_RECOVERY, reportToStderr, type SupervisedWorker, supervise } from './supervised-worker.ts';
 
 export const WEBHOOK_JOB_OPTIONS = {
   attempts: 12,
@@ -40,11 +41,16 @@ export function createWebhookSink(options: {
   readonly webhookOf: WebhookOf;
   /** The first retry's delay, doubling after (default 10 s: about eleven hours over 12 attempts). */
   readonly retryDelayMs?: number;
+  /** The queue's connection errors (default: a line on stderr). */
+  readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }): WebhookSink {
   const queue = new Queue(WEBHOOKS_QUEUE, {
     connection: options.connection,
     prefix: bullPrefix(options.prefix ?? 'cs'),
   });
+  queue.on('error', (error) => (options.onError ?? reportToStderr)(error, 'the webhooks queue'));
   return {
     async enqueue(decision) {
       if (options.webhookOf(decision.agent) === undefined) return;
@@ -82,7 +88,10 @@ export interface WebhookWorkerOptions {
   /** How long one POST may take (default 10 s). */
   readonly timeoutMs?: number;
   readonly concurrency?: number;
-  readonly log?: (line: string) => void;
+  /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
+  readonly onError?: ErrorReporter;
+  /** Debug lines for jobs done. */
+  readonly logger?: Logger;
 }
 
 const jobData = z.object({ agent: z.string(), runId: z.string() });
@@ -144,5 +153,5 @@ export function startWebhookWorker(options: WebhookWorkerOptions): SupervisedWor
       ...CRASH_RECOVERY,
     },
   );
-  return supervise(worker, 'webhooks', options.log);
+  return supervise(worker, 'webhooks', options.onError, options.logger);
 }

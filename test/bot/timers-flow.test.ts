@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
 import type { JournalRecord } from '../../src/approvals/index.ts';
 import type { EmulatedMessage } from '../../src/emulator/index.ts';
+import { createLogger } from '../../src/log.ts';
 import { escalateJobId, TIMER_JOB_OPTIONS } from '../../src/queue/index.ts';
 import { redisUrl } from '../helpers/redis.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
@@ -324,49 +325,46 @@ describe('an escalation channel the bot cannot post to', () => {
   const errors: string[] = [];
   beforeAll(async () => {
     // No #escalations in this workspace: chat.postMessage answers channel_not_found.
-    bare = await botStack('timers-nochannel', { config: timersConfig });
+    bare = await botStack('timers-nochannel', {
+      config: timersConfig,
+      logger: createLogger({ level: 'error', destination: { write: (line) => errors.push(line) } }),
+    });
   });
   afterAll(() => bare.stop());
 
   it('still DMs the level’s people and goes on with the chain; the failure is reported', async () => {
-    const original = console.error;
-    console.error = (...args: unknown[]) => {
-      errors.push(args.map(String).join(' '));
-    };
-    try {
-      const { runId } = await bare.client.submit({
-        summary: freightSummary,
-        context: freightContext,
-        steps: freightSteps.map((step) => ({ ...step, args: { ...step.args } })),
-        expiresIn: '30s',
-      });
-      const dms = await bare.until(() => {
-        const found = bare.slack.state
-          .channels()
-          .filter((channel) => channel.is_im)
-          .flatMap((channel) => bare.slack.state.messages(channel.id))
-          .filter((message) => message.text.includes(runId));
-        return found.length === 3 ? found : undefined;
-      });
-      expect(dms.map((message) => bare.slack.state.channel(message.channel)?.members.join(','))).toEqual([
-        LEVEL_1,
-        LEVEL_2,
-        LEVEL_2,
-      ]);
-      expect(
-        Object.keys((await bare.countersign.messages.all(runId)).recorded).filter((name) =>
-          name.endsWith(ESCALATION_CHANNEL),
-        ),
-      ).toEqual([]);
-      // Level 2 and its repeat each failed to post in the channel, and said so.
-      const reported = await bare.until(() => {
-        const lines = errors.filter((line) => line.includes(`escalation message of run ${runId}`));
-        return lines.length === 2 ? lines : undefined;
-      });
-      expect(reported.map((line) => /posting the (\S+) escalation/.exec(line)?.[1])).toEqual(['l2', 'l2r1']);
-      expect(reported.every((line) => line.includes('channel_not_found'))).toBe(true);
-    } finally {
-      console.error = original;
-    }
+    const { runId } = await bare.client.submit({
+      summary: freightSummary,
+      context: freightContext,
+      steps: freightSteps.map((step) => ({ ...step, args: { ...step.args } })),
+      expiresIn: '30s',
+    });
+    const dms = await bare.until(() => {
+      const found = bare.slack.state
+        .channels()
+        .filter((channel) => channel.is_im)
+        .flatMap((channel) => bare.slack.state.messages(channel.id))
+        .filter((message) => message.text.includes(runId));
+      return found.length === 3 ? found : undefined;
+    });
+    expect(dms.map((message) => bare.slack.state.channel(message.channel)?.members.join(','))).toEqual([
+      LEVEL_1,
+      LEVEL_2,
+      LEVEL_2,
+    ]);
+    expect(
+      Object.keys((await bare.countersign.messages.all(runId)).recorded).filter((name) =>
+        name.endsWith(ESCALATION_CHANNEL),
+      ),
+    ).toEqual([]);
+    // Level 2 and its repeat each failed to post in the channel, and said so.
+    const reported = await bare.until(() => {
+      const lines = errors.filter((line) => line.includes(`escalation message of run ${runId}`));
+      return lines.length === 2 ? lines : undefined;
+    });
+    expect(reported.map((line) => /posting the (\S+) escalation/.exec(line)?.[1])).toEqual(['l2', 'l2r1']);
+    expect(reported.every((line) => line.includes('channel_not_found'))).toBe(true);
+    // Logged as JSON lines that name the run.
+    expect(reported.map((line) => (JSON.parse(line) as { runId?: string }).runId)).toEqual([runId, runId]);
   });
 });

@@ -26,6 +26,7 @@ import {
   type SlackEmulatorOptions,
 } from '../../src/emulator/index.ts';
 import type { EmulatedMessage, SlackView } from '../../src/emulator/slack-objects.ts';
+import type { Logger } from '../../src/log.ts';
 import { type Countersign, type CountersignSettings, startCountersign } from '../../src/main.ts';
 import { signedHeaders } from '../../src/protocol/index.ts';
 import { bullPrefix, QUEUES } from '../../src/queue/index.ts';
@@ -132,6 +133,8 @@ export interface BotStackOptions {
   emulator?: Partial<SlackEmulatorOptions>;
   /** Called with the started Slack stand-in before Countersign starts (faults present from the first call). */
   beforeStart?: (slack: SlackEmulator) => void;
+  /** Where Countersign logs (default: JSON lines on stdout at `error`); tests read failures from it. */
+  logger?: Logger;
 }
 
 export async function botStack(name: string, options: BotStackOptions = {}): Promise<BotStack> {
@@ -163,6 +166,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
     ...(options.repairEveryMs === undefined ? {} : { repairEveryMs: options.repairEveryMs }),
     port,
     logLevel: 'error',
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.webhookRetryDelayMs === undefined
       ? {}

@@ -22,13 +22,18 @@ function keyFromSeed(text: string): KeyObject {
   return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
 
+const TEST_KEY = keyFromSeed('countersign test signing key');
+
+/** The test signing key as a PKCS#8 PEM (what COUNTERSIGN_SIGNING_KEY would hold): logs must never show it. */
+export const TEST_SIGNING_KEY_PEM = TEST_KEY.export({ format: 'pem', type: 'pkcs8' }).toString();
+
 /** Countersign's signing key in tests, and the JWKS that verifies it. */
 export const testSigning: {
   readonly signer: ReceiptSigner;
   readonly publicKeys: readonly KeyObject[];
   readonly jwks: ReturnType<typeof jwksOf>;
 } = (() => {
-  const signer = createReceiptSigner(keyFromSeed('countersign test signing key'));
+  const signer = createReceiptSigner(TEST_KEY);
   return { signer, publicKeys: [signer.publicKey], jwks: jwksOf([signer.publicKey]) };
 })();
 

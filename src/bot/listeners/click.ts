@@ -74,14 +74,18 @@ export function reportFailures(deps: ListenerDeps, name: string): ClickMiddlewar
     try {
       await args.next();
     } catch (error) {
-      deps.onError(error, `${name} by ${click.userId}`);
+      const runId = args.context.target?.runId;
+      const fields = { user: click.userId, ...(runId === undefined ? {} : { runId }) };
+      deps.onError(error, `${name} by ${click.userId}`, fields);
       if (click.channel === undefined) return;
       await deps.gateway
         .whisper(click.channel, click.userId, {
           text: 'Countersign could not finish handling that click. Check the card before trying again.',
           blocks: [],
         })
-        .catch((whisperError: unknown) => deps.onError(whisperError, 'telling the user about an error'));
+        .catch((whisperError: unknown) =>
+          deps.onError(whisperError, 'telling the user about an error', fields),
+        );
     }
   };
 }
@@ -99,6 +103,10 @@ export function resolveTarget(deps: ListenerDeps): ClickMiddleware {
       return;
     }
     args.context.target = parsed.value;
+    deps.logger?.debug(
+      { user: click.userId, runId: parsed.value.runId, version: parsed.value.version },
+      'a click on a run',
+    );
     await args.next();
   };
 }

@@ -1,5 +1,6 @@
 import type { ApprovalService } from '../../approvals/index.ts';
 import type { CountersignConfig } from '../../config/index.ts';
+import type { ErrorReporter, Logger } from '../../log.ts';
 import type { Presenter } from '../presenter.ts';
 import type { SlackGateway } from '../slack-gateway.ts';
 
@@ -10,5 +11,7 @@ export interface ListenerDeps {
   readonly gateway: SlackGateway;
   readonly config: CountersignConfig;
   readonly clock: () => number;
-  readonly onError: (error: unknown, context: string) => void;
+  readonly onError: ErrorReporter;
+  /** Debug lines about clicks (which run, who). */
+  readonly logger?: Logger;
 }
