@@ -1,0 +1,52 @@
+/**
+ * A small MCP server on stdio for the gateway's tests: records with a read, a destructive delete, a
+ * tool that declares no annotations and one the policy blocks. Each tool answers with the arguments
+ * it was called with, so a test sees exactly what was forwarded.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+
+const byId: Tool['inputSchema'] = {
+  type: 'object',
+  properties: { id: { type: 'string' } },
+  required: ['id'],
+  additionalProperties: false,
+};
+
+const TOOLS: Tool[] = [
+  {
+    name: 'read_status',
+    description: "A record's status",
+    inputSchema: byId,
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'delete_record',
+    description: 'Delete a record',
+    inputSchema: byId,
+    annotations: { readOnlyHint: false, destructiveHint: true },
+  },
+  {
+    name: 'unknown_tool',
+    description: 'Does something nobody wrote a rule for',
+    inputSchema: { type: 'object' },
+  },
+  {
+    name: 'drop_all',
+    description: 'Delete every record',
+    inputSchema: { type: 'object' },
+    annotations: { destructiveHint: true },
+  },
+];
+
+const server = new Server({ name: 'records', version: '0.0.0' }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+server.setRequestHandler(CallToolRequestSchema, (request) => {
+  const { name, arguments: args = {} } = request.params;
+  if (!TOOLS.some((tool) => tool.name === name)) {
+    return { content: [{ type: 'text', text: `no tool ${name}` }], isError: true };
+  }
+  return { content: [{ type: 'text', text: `${name} ran with ${JSON.stringify(args)}` }] };
+});
+await server.connect(new StdioServerTransport());
