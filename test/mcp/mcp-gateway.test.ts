@@ -1,17 +1,20 @@
 /**
  * `npm run mcp -- --gateway <records server>` driven by the MCP SDK's client over stdio, in front of
- * a small MCP server (test/support/records-mcp-server.ts), against a real Countersign and Slack stand-in.
+ * a small MCP server (examples/mcp/records-server.ts), against a real Countersign and Slack stand-in.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import gatewayConfig from '../../examples/mcp/countersign.config.ts';
 import { inputValues, stateValue } from '../../src/emulator/index.ts';
 import type { EmulatedMessage } from '../../src/emulator/slack-objects.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
 import { cardAtVersion, submittedValues } from '../support/freight-edits.ts';
 import { connectMcp, freightMcpEnv } from '../support/mcp-client.ts';
-import { GATEWAY_AGENT, GATEWAY_SECRET, gatewayConfig } from '../support/mcp-gateway-config.ts';
 import { cardRunId, visibleText } from '../support/slack-blocks.ts';
+
+const GATEWAY_AGENT = 'mcp-gateway';
+const GATEWAY_SECRET = 'mcp-gateway-test-secret-0123456789';
 
 let stack: BotStack;
 let mcp: Client;
@@ -28,7 +31,7 @@ beforeAll(async () => {
       COUNTERSIGN_AGENT_SECRET: GATEWAY_SECRET,
       COUNTERSIGN_GATEWAY_WAIT: '30s',
     },
-    ['--gateway', process.execPath, '--import', 'tsx', 'test/support/records-mcp-server.ts'],
+    ['--gateway', process.execPath, '--import', 'tsx', 'examples/mcp/records-server.ts'],
   );
 }, 60_000);
 afterAll(async () => {

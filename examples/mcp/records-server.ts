@@ -1,7 +1,10 @@
 /**
- * A small MCP server on stdio for the gateway's tests: records with a read, a destructive delete, a
- * tool that declares no annotations and one the policy blocks. Each tool answers with the arguments
- * it was called with, so a test sees exactly what was forwarded.
+ * A small MCP server on stdio to put behind the gateway (docs/mcp-gateway.md, and its tests): records
+ * with a read (`readOnlyHint`), a destructive delete (`destructiveHint`), a tool that declares no
+ * annotations and one the example policy blocks. Each tool only answers with the arguments it was
+ * called with, so you see exactly what was forwarded.
+ *
+ *   npm run mcp -- --gateway npx tsx examples/mcp/records-server.ts
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
