@@ -63,7 +63,15 @@ async function gatewayServer(
     console.error('countersign mcp: the downstream MCP server exited');
     process.exit(1);
   };
-  return { server: createGatewayServer({ client, downstream, waitMs: settings.gatewayWaitMs }), downstream };
+  return {
+    server: createGatewayServer({
+      client,
+      downstream,
+      waitMs: settings.gatewayWaitMs,
+      log: (line) => console.error(`countersign mcp: ${line}`),
+    }),
+    downstream,
+  };
 }
 
 async function main(): Promise<void> {

@@ -31,6 +31,8 @@ export interface GatewayOptions {
   readonly downstream: Client;
   /** How long a call waits for people; its plan expires then too. */
   readonly waitMs: number;
+  /** One line per call that waits for people, naming its run (stderr in `npm run mcp`). */
+  readonly log?: (line: string) => void;
   readonly version?: string;
 }
 
@@ -115,6 +117,7 @@ export function createGatewayServer(options: GatewayOptions): Server {
       const annotations = declaredAnnotations(tool);
 
       let runId: string;
+      let pending: boolean;
       try {
         const submitted = await client.submit({
           summary: `MCP call: ${tool.title ?? tool.annotations?.title ?? name}`,
@@ -128,6 +131,7 @@ export function createGatewayServer(options: GatewayOptions): Server {
           expiresIn: `${Math.max(1, Math.ceil(waitMs / 1000))}s`,
         });
         runId = submitted.runId;
+        pending = submitted.status === 'pending';
       } catch (error) {
         if (!isSubmissionError(error)) throw error;
         return notRun({
@@ -143,6 +147,7 @@ export function createGatewayServer(options: GatewayOptions): Server {
         return notRun({ error: 'blocked', run_id: runId, message: `policy blocks calls of ${name}` });
       }
 
+      if (pending) options.log?.(`${name}: run ${runId} waits for approval in Slack`);
       // Progress notifications keep a client's request timeout from firing while people decide.
       const progressToken = request.params._meta?.progressToken;
       let beats = 0;
