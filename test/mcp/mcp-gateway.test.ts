@@ -18,21 +18,24 @@ const GATEWAY_SECRET = 'mcp-gateway-test-secret-0123456789';
 
 let stack: BotStack;
 let mcp: Client;
+/** The gateway's environment against this stack, waiting `wait` for people. */
+function gatewayEnv(wait: string): Record<string, string> {
+  const { COUNTERSIGN_CONFIG: _config, ...env } = freightMcpEnv(stack.baseUrl);
+  return {
+    ...env,
+    COUNTERSIGN_AGENT: GATEWAY_AGENT,
+    COUNTERSIGN_AGENT_SECRET: GATEWAY_SECRET,
+    COUNTERSIGN_GATEWAY_WAIT: wait,
+  };
+}
+const GATEWAY_ARGS = ['--gateway', process.execPath, '--import', 'tsx', 'examples/mcp/records-server.ts'];
+
 beforeAll(async () => {
   stack = await botStack('mcp-gateway', {
     config: gatewayConfig,
     secrets: { [GATEWAY_AGENT]: GATEWAY_SECRET },
   });
-  const { COUNTERSIGN_CONFIG: _config, ...env } = freightMcpEnv(stack.baseUrl);
-  mcp = await connectMcp(
-    {
-      ...env,
-      COUNTERSIGN_AGENT: GATEWAY_AGENT,
-      COUNTERSIGN_AGENT_SECRET: GATEWAY_SECRET,
-      COUNTERSIGN_GATEWAY_WAIT: '30s',
-    },
-    ['--gateway', process.execPath, '--import', 'tsx', 'examples/mcp/records-server.ts'],
-  );
+  mcp = await connectMcp(gatewayEnv('30s'), GATEWAY_ARGS);
 }, 60_000);
 afterAll(async () => {
   await mcp?.close();
@@ -125,4 +128,19 @@ describe('the MCP gateway (npm run mcp -- --gateway …)', () => {
     expect(answer.isError).toBe(true);
     expect(JSON.parse(text(answer))).toMatchObject({ error: 'blocked', forwarded: false });
   });
+
+  it('answers a call nobody decides within COUNTERSIGN_GATEWAY_WAIT with an error, never forwarding it', async () => {
+    const impatient = await connectMcp(gatewayEnv('2s'), GATEWAY_ARGS);
+    try {
+      const answer = (await impatient.callTool({
+        name: 'delete_record',
+        arguments: { id: 'r9' },
+      })) as CallToolResult;
+      expect(answer.isError).toBe(true);
+      expect(JSON.parse(text(answer))).toMatchObject({ error: 'not_approved', forwarded: false });
+      expect(text(answer)).not.toContain('ran with');
+    } finally {
+      await impatient.close();
+    }
+  }, 30_000);
 });
