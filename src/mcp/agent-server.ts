@@ -33,19 +33,19 @@ export interface AgentServerOptions {
   readonly version?: string;
 }
 
-const submitInput = z.object({
+const submitInput = z.strictObject({
   summary: z.string().optional(),
   context: z.record(z.string(), z.unknown()).optional(),
   steps: z.array(
-    z.object({ id: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()) }),
+    z.strictObject({ id: z.string().optional(), tool: z.string(), args: z.record(z.string(), z.unknown()) }),
   ),
   expires_in: z.string().optional(),
 });
-const decisionInput = z.object({
+const decisionInput = z.strictObject({
   run_id: z.string().min(1),
   wait_seconds: z.number().min(0).max(MAX_WAIT_SECONDS).default(30),
 });
-const outcomeInput = z.object({
+const outcomeInput = z.strictObject({
   run_id: z.string().min(1),
   step_id: z.string().min(1),
   status: z.enum(['applying', 'applied', 'failed']),

@@ -96,6 +96,16 @@ describe('the MCP server (npm run mcp)', () => {
     });
   });
 
+  it('refuses input outside its schema (a misspelt key) before anything is submitted', async () => {
+    const { isError, body } = toolBody(
+      await mcp.callTool({ name: 'submit_plan', arguments: { ...freightPlan(), expiresIn: '2h' } }),
+    );
+    expect({ isError, body }).toMatchObject({
+      isError: true,
+      body: { error: 'invalid_input', message: expect.stringContaining('expiresIn') },
+    });
+  });
+
   it('says not approved for a pending run with wait_seconds 0', async () => {
     const runId = await submit(freightPlan());
     const { isError, body } = toolBody(
