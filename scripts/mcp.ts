@@ -89,10 +89,18 @@ async function main(): Promise<void> {
   const { server, downstream } = gateway
     ? await gatewayServer(settings, client, argv.slice(1))
     : { server: await agentServer(settings, client), downstream: undefined };
-  server.onclose = () => {
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
     if (downstream !== undefined) downstream.onclose = () => undefined;
     void Promise.allSettled([client.close(), downstream?.close()]).finally(() => process.exit(0));
   };
+  server.onclose = stop;
+  // The stdio transport does not close when its client goes away: stdin ending means it has.
+  process.stdin.once('end', stop);
+  process.stdin.once('close', stop);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop);
   await server.connect(new StdioServerTransport());
 }
 

@@ -2,6 +2,7 @@
  * `npm run mcp -- --gateway <records server>` driven by the MCP SDK's client over stdio, in front of
  * a small MCP server (examples/mcp/records-server.ts), against a real Countersign and Slack stand-in.
  */
+import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +11,7 @@ import { inputValues, stateValue } from '../../src/emulator/index.ts';
 import type { EmulatedMessage } from '../../src/emulator/slack-objects.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
 import { cardAtVersion, submittedValues } from '../support/freight-edits.ts';
-import { connectMcp, freightMcpEnv } from '../support/mcp-client.ts';
+import { connectMcp, freightMcpEnv, MCP_SCRIPT, ROOT } from '../support/mcp-client.ts';
 import { cardRunId, visibleText } from '../support/slack-blocks.ts';
 
 const GATEWAY_AGENT = 'mcp-gateway';
@@ -142,5 +143,21 @@ describe('the MCP gateway (npm run mcp -- --gateway …)', () => {
     } finally {
       await impatient.close();
     }
+  }, 30_000);
+
+  it('exits, with its downstream server, when its client closes stdin', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MCP_SCRIPT, ...GATEWAY_ARGS], {
+      env: gatewayEnv('30s'),
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    // Started once it answers initialize; then the client goes away.
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } })}\n`,
+    );
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdin.end();
+    expect(await exited).toBe(0);
   }, 30_000);
 });
