@@ -2,7 +2,8 @@
  * The module rules of docs/architecture.md, checked on every `npm test` (`npm run deps`):
  * bot, queue → approvals → pipeline; views → pipeline (and approvals' types and pure rules); the
  * pipeline does no I/O; the agent client needs no server module (only the protocol and the
- * pipeline); the protocol needs only the pipeline; no cycles.
+ * pipeline); the protocol needs only the pipeline; the MCP server and gateway (src/mcp) are agents:
+ * the client, the config's tool registry and the pipeline, never the server's state; no cycles.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const IO_PACKAGES =
@@ -94,6 +95,23 @@ module.exports = {
         pathNot: ['^src/(protocol|pipeline)/', '(^|/)node_modules/zod/'],
         dependencyTypesNot: ['core'],
       },
+    },
+    {
+      name: 'mcp-is-an-agent',
+      comment:
+        'The MCP server and gateway run beside an agent with its secret alone: they reach Countersign through the client over HTTP, read the config only for its tool registry and policy, and import none of the server, its queues, Redis or Slack.',
+      severity: 'error',
+      from: { path: '^src/mcp/' },
+      to: {
+        path: '^src/(approvals|bot|queue|gateway|emulator|devtools)/|^src/main\\.ts$|^views/|(^|/)node_modules/(ioredis|bullmq|@slack)',
+      },
+    },
+    {
+      name: 'nothing-imports-mcp',
+      comment: 'src/mcp is an edge: only its scripts (npm run mcp) start it.',
+      severity: 'error',
+      from: { pathNot: ['^src/mcp/', '^scripts/'] },
+      to: { path: '^src/mcp/' },
     },
     {
       name: 'config-below-runtime',

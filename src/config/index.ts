@@ -7,4 +7,14 @@ export type * from './config-types.ts';
 export { rateLimitOf } from './config-types.ts';
 export { defineConfig } from './define-config.ts';
 export { formatDuration, parseDuration } from './duration.ts';
+export {
+  MCP_CALL_TOOL,
+  MCP_HINTS,
+  type McpHint,
+  type McpRuleSpec,
+  mcpCall,
+  mcpPolicy,
+  mcpRule,
+  parseMcpArguments,
+} from './mcp-call.ts';
 export { resolveSecret, type SecretSource } from './secret-source.ts';

@@ -52,6 +52,8 @@ describe('the module rules', () => {
         "import { Redis } from 'ioredis';\nimport { worker } from '../queue/worker.ts';\nexport const client = [Redis, worker];\n",
       'src/protocol/wire.ts':
         "import { service } from '../approvals/service.ts';\nexport const wire = service;\n",
+      'src/mcp/server.ts': "import { worker } from '../queue/worker.ts';\nexport const mcp = worker;\n",
+      'src/queue/mcp-user.ts': "import { mcp } from '../mcp/server.ts';\nexport const user = mcp;\n",
       'src/approvals/a.ts': "import { b } from './b.ts';\nexport const a = () => b;\n",
       'src/approvals/b.ts': "import { a } from './a.ts';\nexport const b = () => a;\n",
     };
@@ -74,6 +76,8 @@ describe('the module rules', () => {
       'client-needs-no-server: src/client/agent-client.ts → ',
       'client-imports-protocol-and-pipeline: src/client/agent-client.ts → src/queue/worker.ts',
       'protocol-is-shared: src/protocol/wire.ts → src/approvals/service.ts',
+      'mcp-is-an-agent: src/mcp/server.ts → src/queue/worker.ts',
+      'nothing-imports-mcp: src/queue/mcp-user.ts → src/mcp/server.ts',
       'no-cycles: src/approvals/a.ts → ',
     ]) {
       expect(result.output).toContain(rule);

@@ -4,14 +4,16 @@
  * example (test/support/bot-stack.ts), plus a small control endpoint that clicks a card's buttons as
  * Slack would.
  *
- *   npx tsx test/support/python-e2e-server.ts [--exit-on-stdin-eof]
+ *   npx tsx test/support/python-e2e-server.ts [--exit-on-stdin-eof] [--mcp]
  *
  * Prints one JSON line once everything serves: `{"url", "agent", "secret", "control"}` — Countersign's
  * base URL, the freight agent's name and secret, and the control endpoint:
  *
  *   POST <control>/runs/<runId>/approve[?user=U0OP1]   clicks Approve on the run's card as that user
  *
- * (answers `{"runId", "user", "status"}` with the HTTP status Slack got from the click). Stops
+ * (answers `{"runId", "user", "status"}` with the HTTP status Slack got from the click). With `--mcp`
+ * it runs examples/mcp/countersign.config.ts (freight plus the MCP gateway's agent) and the line also
+ * has `gatewayAgent` and `gatewaySecret` (docs/mcp-server.md, docs/mcp-gateway.md). Stops
  * everything it started, redis-server included, on SIGINT/SIGTERM/SIGHUP — and with
  * `--exit-on-stdin-eof` when its stdin ends, so it goes when the process that started it with a pipe
  * dies (the pytest fixture), even by SIGKILL.
@@ -19,6 +21,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { FREIGHT_AGENT } from '../../examples/freight/plans.ts';
+import mcpConfig from '../../examples/mcp/countersign.config.ts';
 import { startRedisServer } from '../../src/devtools/redis-server.ts';
 import { botStack } from './bot-stack.ts';
 import { FREIGHT_SECRET } from './stack.ts';
@@ -26,8 +29,17 @@ import { FREIGHT_SECRET } from './stack.ts';
 const APPROVE = /^\/runs\/([A-Za-z0-9][A-Za-z0-9_-]{0,127})\/approve$/;
 const USER = /^U[A-Z0-9]{1,20}$/;
 
+const GATEWAY_AGENT = 'mcp-gateway';
+const GATEWAY_SECRET = 'mcp-gateway-test-secret-0123456789';
+const withMcp = process.argv.includes('--mcp');
+
 const redis = await startRedisServer();
-const stack = await botStack('python-e2e', { redisUrl: redis.url });
+const stack = await botStack(
+  'python-e2e',
+  withMcp
+    ? { redisUrl: redis.url, config: mcpConfig, secrets: { [GATEWAY_AGENT]: GATEWAY_SECRET } }
+    : { redisUrl: redis.url },
+);
 
 /** `POST /runs/<runId>/approve?user=<id>`: the click, as the stand-in's interactions send it. */
 async function control(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -79,5 +91,6 @@ process.stdout.write(
     agent: FREIGHT_AGENT,
     secret: FREIGHT_SECRET,
     control: `http://127.0.0.1:${controlPort}`,
+    ...(withMcp ? { gatewayAgent: GATEWAY_AGENT, gatewaySecret: GATEWAY_SECRET } : {}),
   })}\n`,
 );
