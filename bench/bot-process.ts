@@ -4,10 +4,10 @@
  * AGENT_SECRET. Sends `{ ready: true }` over IPC once listening; answers `'rss'` with its resident set
  * size in bytes; stops cleanly on `'stop'` and exits.
  */
-import config from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
 import { DEFAULT_BOT_TOKEN } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
+import { benchConfig } from './bench-config.ts';
 import { benchSigning } from './signing.ts';
 
 const env = (name: string): string => {
@@ -17,7 +17,7 @@ const env = (name: string): string => {
 };
 
 const countersign = await startCountersign({
-  config,
+  config: benchConfig,
   secrets: { [FREIGHT_AGENT]: env('AGENT_SECRET') },
   signing: benchSigning(),
   redisUrl: env('REDIS_URL'),

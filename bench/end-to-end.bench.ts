@@ -20,14 +20,14 @@ import { type Benchmark, type BenchRow, median, percentile } from './harness.ts'
  * end_to_end: the whole loop at a steady offered load (50 plans/s; 20 s in all, 3 s with `--quick`),
  * open loop: `client.submit` → card posted at the Slack emulator → a signed `approve` click over HTTP
  * the moment the card appears → the decision received by the agent's durable consumer
- * (`client.onDecision`). Legs, p50 and p99: submit→card, click→decision, submit→decision.
+ * (`client.onDecision`, long polls of the gateway's decision feed). Legs, p50 and p99: submit→card, click→decision, submit→decision.
  *
  * Baseline, in the same run and in alternating rounds at the same rate: bare BullMQ add → process →
  * add → process — the signed submission through one queue, whose processor adds the decision (the
  * same bytes the agent received) to a second queue. submit→card is compared with the first hop,
  * click→decision with the second, submit→decision with both.
  *
- * The bot (`startCountersign`: Bolt over HTTP, intake, timers, decision delivery) runs in a process
+ * The bot (`startCountersign`: Bolt over HTTP, the agent gateway, timers, rendering, decision delivery) runs in a process
  * of its own (bench/bot-process.ts); the emulator, the agent client, the clicks and the baseline run
  * here. Also: the bot process's RSS after the load and 3 s idle.
  */
@@ -60,7 +60,7 @@ export const endToEndBenchmark: Benchmark = {
       });
       closers.push(() => bot.stop());
       const startRssMiB = (await bot.rss()) / 2 ** 20;
-      const agent = new AgentClient({ redisUrl: redis.url, agent: FREIGHT_AGENT, secret, prefix });
+      const agent = new AgentClient({ url: `http://127.0.0.1:${port}`, agent: FREIGHT_AGENT, secret });
       closers.push(() => agent.close());
       const eventsUrl = `http://127.0.0.1:${port}/slack/events`;
 
@@ -89,16 +89,13 @@ export const endToEndBenchmark: Benchmark = {
         );
       });
       closers.push(async () => unsubscribe());
-      const stopConsumer = agent.onDecision(
-        async (decision) => {
-          const run = runs.get(decision.runId);
-          if (run === undefined || run.decided !== undefined) return;
-          if (decision.status !== 'approved') failures.push(`${decision.runId} was ${decision.status}`);
-          run.decided = performance.now();
-          lastDecision = decision;
-        },
-        { concurrency: 16 },
-      );
+      const stopConsumer = agent.onDecision(async (decision) => {
+        const run = runs.get(decision.runId);
+        if (run === undefined || run.decided !== undefined) return;
+        if (decision.status !== 'approved') failures.push(`${decision.runId} was ${decision.status}`);
+        run.decided = performance.now();
+        lastDecision = decision;
+      });
       closers.push(stopConsumer);
 
       const plan = {

@@ -1,5 +1,4 @@
 import { App, LogLevel } from '@slack/bolt';
-import config from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../examples/freight/plans.ts';
 import { AgentClient } from '../src/client/index.ts';
 import { findFreePort, startRedisServer } from '../src/devtools/redis-server.ts';
@@ -12,6 +11,7 @@ import {
   signSlackRequest,
 } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
+import { benchConfig } from './bench-config.ts';
 import { type Benchmark, type BenchRow, median, percentile } from './harness.ts';
 import { benchSigning } from './signing.ts';
 
@@ -50,10 +50,11 @@ export const interactionBenchmark: Benchmark = {
       await slack.start();
       closers.push(() => slack.stop());
       const subjectPort = await findFreePort();
+      const signing = benchSigning();
       const countersign = await startCountersign({
-        config,
+        config: benchConfig,
         secrets: { [FREIGHT_AGENT]: secret },
-        signing: benchSigning(),
+        signing,
         redisUrl: redis.url,
         prefix: 'bench',
         slack: { botToken: slack.botToken, signingSecret, apiUrl: slack.url },
@@ -73,7 +74,12 @@ export const interactionBenchmark: Benchmark = {
       });
       await baselineApp.start(baselinePort);
       closers.push(() => baselineApp.stop());
-      const agent = new AgentClient({ redisUrl: redis.url, agent: FREIGHT_AGENT, secret, prefix: 'bench' });
+      const agent = new AgentClient({
+        url: `http://127.0.0.1:${subjectPort}`,
+        agent: FREIGHT_AGENT,
+        secret,
+        publicKeys: signing.publicKeys,
+      });
       closers.push(() => agent.close());
       const cardUpdates = new CardUpdates(slack);
       closers.push(async () => cardUpdates.close());
