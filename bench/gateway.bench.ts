@@ -10,7 +10,7 @@ import { createSlackEmulator } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
 import { createRedisConnection } from '../src/queue/index.ts';
 import { BENCH_AGENT_SECRET, BENCH_SIGNING_SECRET, benchConfig } from './bench-config.ts';
-import { type Benchmark, median, type Sample } from './harness.ts';
+import { type Benchmark, median, pool, type Sample } from './harness.ts';
 import { benchSigning } from './signing.ts';
 
 /**
@@ -226,18 +226,6 @@ async function readAll(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Runs `task` `count` times with at most `width` at once. */
-async function pool(count: number, width: number, task: () => Promise<void>): Promise<void> {
-  let started = 0;
-  const lane = async () => {
-    while (started < count) {
-      started++;
-      await task();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, count) }, lane));
 }
 
 /** Polls `done` until it holds; a stuck round fails the benchmark instead of hanging it. */

@@ -10,6 +10,7 @@ import { gatewayBenchmark } from './gateway.bench.ts';
 import type { Benchmark, BenchRow } from './harness.ts';
 import { interactionBenchmark } from './interaction.bench.ts';
 import { pipelineBenchmark } from './pipeline.bench.ts';
+import { slackBackpressureBenchmark } from './slack-backpressure.bench.ts';
 import { timersBenchmark } from './timers.bench.ts';
 
 const benchmarks: readonly Benchmark[] = [
@@ -18,6 +19,7 @@ const benchmarks: readonly Benchmark[] = [
   interactionBenchmark,
   timersBenchmark,
   endToEndBenchmark,
+  slackBackpressureBenchmark,
 ];
 
 async function main(): Promise<void> {
