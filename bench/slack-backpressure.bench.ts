@@ -136,6 +136,9 @@ export const slackBackpressureBenchmark: Benchmark = {
       await sleep(expiresAt - Date.now());
 
       const acks = await clicks(eventsUrl, clickCards, clickRate, expiresAt);
+      log(
+        `slack_backpressure: approve acks (ms, in click order): ${acks.map((ack) => Math.round(ack)).join(' ')}`,
+      );
       const deadline = expiresAt + budgetMs + 120_000;
       let lastLog = Date.now();
       const watched = () => [...expiringRuns, ...clickedRuns];
@@ -215,6 +218,7 @@ export const slackBackpressureBenchmark: Benchmark = {
           '< 100 ms',
           ackP99 < 100,
         ),
+        row('slack_backpressure interaction ack p50', 'ms', percentile(acks, 50), 'for context', true),
         row(
           `slack_backpressure chat.update calls answered 429 (of ${updates.length})`,
           'calls',
@@ -244,7 +248,7 @@ async function clicks(
   rate: number,
   start: number,
 ): Promise<number[]> {
-  const latencies: number[] = [];
+  const latencies: number[] = new Array(cards.length).fill(0);
   const failures: string[] = [];
   const inflight: Promise<void>[] = [];
   for (const [index, card] of cards.entries()) {
@@ -255,7 +259,7 @@ async function clicks(
       fetch(url, { method: 'POST', headers: request.headers, body: request.body }).then(
         async (response) => {
           await response.arrayBuffer();
-          latencies.push(Date.now() - due);
+          latencies[index] = Date.now() - due;
           if (response.status !== 200) failures.push(`HTTP ${response.status}`);
         },
         (error: unknown) => {
