@@ -105,11 +105,16 @@ export const slackBackpressureBenchmark: Benchmark = {
       log(`slack_backpressure: seeding ${pending - expiring} pending runs (2 h) with Slack's limits off …`);
       const seedStart = Date.now();
       const others = await submit(pending - expiring, plan({ expiresIn: '2h' }));
+      await until(
+        () => cards.size >= others.length,
+        600_000,
+        () => `${cards.size}/${others.length} cards posted`,
+      );
       const perPlanMs = (Date.now() - seedStart) / others.length;
       // Time to seed the expiring runs and post their cards, twice over, and a margin.
       const expiresAt = Math.ceil((Date.now() + 2 * perPlanMs * expiring + 10_000) / 1000) * 1000;
       log(
-        `slack_backpressure: seeded at ${Math.round(1000 / perPlanMs)} plans/s; ${expiring} runs expiring at ${new Date(expiresAt).toISOString()} …`,
+        `slack_backpressure: seeded and posted at ${Math.round(1000 / perPlanMs)} runs/s; ${expiring} runs expiring at ${new Date(expiresAt).toISOString()} …`,
       );
       for (const runId of await submit(expiring, plan({ expiresAt: new Date(expiresAt) })))
         expiringRuns.add(runId);
