@@ -223,27 +223,46 @@ export class SlackGateway {
 const RATE_LIMIT_PATIENCE_MS = 60_000;
 
 /**
- * Background calls answered 429 wait out Slack's Retry-After and go again, and later calls of the same
- * method wait with them — nothing added to Slack's figure, so rendering goes on at Slack's pace.
- * (@slack/web-api's own handling adds its exponential retry backoff to every wait and gives up after 10:
- * in a storm of card updates, calls slept for minutes while Slack's quota went unused.)
+ * Background calls answered 429 wait out Slack's Retry-After and go again — nothing added to Slack's
+ * figure, so rendering goes on at Slack's pace. While a method is limited its calls go one at a time, in
+ * the order they came, so the end of a wait sends one call rather than every waiting one (most of which
+ * Slack would refuse again). (@slack/web-api's own handling adds its exponential retry backoff to every
+ * wait and gives up after 10: in a storm of card updates, calls slept for minutes while Slack's quota
+ * went unused.)
  */
 class RateLimitPacer {
   private readonly until = new Map<string, number>();
+  /** Per limited method, the last call in line. */
+  private readonly lines = new Map<string, Promise<unknown>>();
 
   async call<T>(method: string, send: () => Promise<T>): Promise<T> {
     const giveUpAt = Date.now() + RATE_LIMIT_PATIENCE_MS;
     for (;;) {
-      const wait = (this.until.get(method) ?? 0) - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       try {
-        return await send();
+        const limited = (this.until.get(method) ?? 0) > Date.now() || this.lines.has(method);
+        return await (limited ? this.inLine(method, send) : send());
       } catch (error) {
         const retryAfterMs = rateLimitedFor(error);
         if (retryAfterMs === undefined || Date.now() + retryAfterMs > giveUpAt) throw error;
         this.until.set(method, Math.max(this.until.get(method) ?? 0, Date.now() + retryAfterMs));
       }
     }
+  }
+
+  /** `send` after the calls already in line for `method`, once its Retry-After is over. */
+  private inLine<T>(method: string, send: () => Promise<T>): Promise<T> {
+    const turn = async () => {
+      const wait = (this.until.get(method) ?? 0) - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      return send();
+    };
+    const result = (this.lines.get(method) ?? Promise.resolve()).then(turn, turn);
+    const last = result.catch(() => undefined);
+    this.lines.set(method, last);
+    void last.then(() => {
+      if (this.lines.get(method) === last) this.lines.delete(method);
+    });
+    return result;
   }
 }
 
