@@ -1,13 +1,14 @@
 /**
- * The bot alone in its own process, for end_to_end: the real `startCountersign` with the freight config.
- * Env: REDIS_URL, CS_PREFIX, SLACK_API_URL (the parent's emulator), SLACK_SIGNING_SECRET, PORT,
- * AGENT_SECRET. Sends `{ ready: true }` over IPC once listening; answers `'rss'` with its resident set
- * size in bytes; stops cleanly on `'stop'` and exits.
+ * The bot alone in its own process, for end_to_end and slack_backpressure: the real `startCountersign`
+ * with the freight config. Env: REDIS_URL, CS_PREFIX, SLACK_API_URL (the parent's emulator),
+ * SLACK_SIGNING_SECRET, PORT, AGENT_SECRET, and BENCH_CONFIG (optional: a name in `BENCH_CONFIGS`,
+ * default `freight`). Sends `{ ready: true }` over IPC once listening; answers `'rss'` with its resident
+ * set size in bytes; stops cleanly on `'stop'` and exits.
  */
-import config from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
 import { DEFAULT_BOT_TOKEN } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
+import { BENCH_CONFIGS } from './bench-config.ts';
 import { benchSigning } from './signing.ts';
 
 const env = (name: string): string => {
@@ -16,8 +17,13 @@ const env = (name: string): string => {
   return value;
 };
 
+const configName = process.env.BENCH_CONFIG ?? 'freight';
+if (!Object.hasOwn(BENCH_CONFIGS, configName))
+  throw new Error(
+    `bot-process: BENCH_CONFIG ${configName} is none of ${Object.keys(BENCH_CONFIGS).join(', ')}`,
+  );
 const countersign = await startCountersign({
-  config,
+  config: BENCH_CONFIGS[configName as keyof typeof BENCH_CONFIGS],
   secrets: { [FREIGHT_AGENT]: env('AGENT_SECRET') },
   signing: benchSigning(),
   redisUrl: env('REDIS_URL'),

@@ -1,33 +1,26 @@
-import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../examples/freight/plans.ts';
 import { AgentClient, type Decision } from '../src/client/index.ts';
 import { findFreePort, startRedisServer } from '../src/devtools/redis-server.ts';
-import {
-  buildBlockActionsPayload,
-  buttonAction,
-  createSlackEmulator,
-  type EmulatedMessage,
-  signSlackRequest,
-} from '../src/emulator/index.ts';
+import { createSlackEmulator } from '../src/emulator/index.ts';
 import { signSubmission } from '../src/pipeline/index.ts';
 import { bullPrefix, createRedisConnection } from '../src/queue/index.ts';
+import { startBotProcess } from './bot-child.ts';
 import { type Benchmark, type BenchRow, median, percentile } from './harness.ts';
+import { approveRequest } from './slack-clicks.ts';
 
 /**
  * end_to_end: the whole loop at a steady offered load (50 plans/s; 20 s in all, 3 s with `--quick`),
  * open loop: `client.submit` → card posted at the Slack emulator → a signed `approve` click over HTTP
  * the moment the card appears → the decision received by the agent's durable consumer
- * (`client.onDecision`). Legs, p50 and p99: submit→card, click→decision, submit→decision.
+ * (`client.onDecision`, long polls of the gateway's decision feed). Legs, p50 and p99: submit→card, click→decision, submit→decision.
  *
  * Baseline, in the same run and in alternating rounds at the same rate: bare BullMQ add → process →
  * add → process — the signed submission through one queue, whose processor adds the decision (the
  * same bytes the agent received) to a second queue. submit→card is compared with the first hop,
  * click→decision with the second, submit→decision with both.
  *
- * The bot (`startCountersign`: Bolt over HTTP, intake, timers, decision delivery) runs in a process
+ * The bot (`startCountersign`: Bolt over HTTP, the agent gateway, timers, rendering, decision delivery) runs in a process
  * of its own (bench/bot-process.ts); the emulator, the agent client, the clicks and the baseline run
  * here. Also: the bot process's RSS after the load and 3 s idle.
  */
@@ -60,7 +53,7 @@ export const endToEndBenchmark: Benchmark = {
       });
       closers.push(() => bot.stop());
       const startRssMiB = (await bot.rss()) / 2 ** 20;
-      const agent = new AgentClient({ redisUrl: redis.url, agent: FREIGHT_AGENT, secret, prefix });
+      const agent = new AgentClient({ url: `http://127.0.0.1:${port}`, agent: FREIGHT_AGENT, secret });
       closers.push(() => agent.close());
       const eventsUrl = `http://127.0.0.1:${port}/slack/events`;
 
@@ -89,16 +82,13 @@ export const endToEndBenchmark: Benchmark = {
         );
       });
       closers.push(async () => unsubscribe());
-      const stopConsumer = agent.onDecision(
-        async (decision) => {
-          const run = runs.get(decision.runId);
-          if (run === undefined || run.decided !== undefined) return;
-          if (decision.status !== 'approved') failures.push(`${decision.runId} was ${decision.status}`);
-          run.decided = performance.now();
-          lastDecision = decision;
-        },
-        { concurrency: 16 },
-      );
+      const stopConsumer = agent.onDecision(async (decision) => {
+        const run = runs.get(decision.runId);
+        if (run === undefined || run.decided !== undefined) return;
+        if (decision.status !== 'approved') failures.push(`${decision.runId} was ${decision.status}`);
+        run.decided = performance.now();
+        lastDecision = decision;
+      });
       closers.push(stopConsumer);
 
       const plan = {
@@ -302,66 +292,6 @@ export const endToEndBenchmark: Benchmark = {
   },
 };
 
-/**
- * The Node flags `npm start` runs the bot with (package.json's `start`: `node <flags> src/main.ts`),
- * so the measured process is configured as a deployed one.
- */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    scripts: { start: string };
-  };
-  const match = /^node (.+) src\/main\.ts$/.exec(pkg.scripts.start);
-  if (match?.[1] === undefined)
-    throw new Error(`end_to_end: cannot read node flags from "${pkg.scripts.start}"`);
-  return match[1].split(' ');
-}
-
-/** The bot in a child process (bench/bot-process.ts), run as `npm start` runs it, ready once it listens. */
-async function startBotProcess(
-  env: Readonly<Record<string, string>>,
-): Promise<{ rss(): Promise<number>; stop(): Promise<void> }> {
-  const child = fork(fileURLToPath(new URL('./bot-process.ts', import.meta.url)), {
-    env: { ...process.env, ...env },
-    execArgv: startFlags(),
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const reply = <T>(pick: (message: unknown) => T | undefined, what: string) =>
-    new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`end_to_end: bot process: no ${what}`)), 30_000);
-      const onMessage = (message: unknown) => {
-        const value = pick(message);
-        if (value === undefined) return;
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        resolve(value);
-      };
-      child.on('message', onMessage);
-      child.once('exit', (code) =>
-        reject(new Error(`end_to_end: bot process exited (${code}) before ${what}`)),
-      );
-    });
-  const field = (name: string) => (message: unknown) =>
-    typeof message === 'object' && message !== null && name in message
-      ? (message as Record<string, unknown>)[name]
-      : undefined;
-  await reply(field('ready'), 'ready');
-  return {
-    async rss() {
-      const answer = reply(field('rss'), 'rss');
-      child.send('rss');
-      return Number(await answer);
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.send('stop');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
 /** Starts `count` operations at `rate`/s on schedule (not waiting for earlier ones); `due` is the scheduled time. */
 async function openLoop(count: number, rate: number, start: (due: number) => Promise<void>): Promise<void> {
   const interval = 1000 / rate;
@@ -374,21 +304,6 @@ async function openLoop(count: number, rate: number, start: (due: number) => Pro
     inflight.push(start(due));
   }
   await Promise.all(inflight);
-}
-
-/** A signed approve click on `card`, as Slack sends it. */
-function approveRequest(card: EmulatedMessage, signingSecret: string): { body: string; headers: Headers } {
-  const payload = buildBlockActionsPayload({
-    user: { id: 'U0OP1' },
-    container: { type: 'message', channel: { id: card.channel }, message: card },
-    action: buttonAction(card.blocks, 'approve'),
-  });
-  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-  const headers = new Headers({
-    'content-type': 'application/x-www-form-urlencoded',
-    ...signSlackRequest(signingSecret, body, Math.floor(Date.now() / 1000)),
-  });
-  return { body, headers };
 }
 
 /** The p-th percentile over all rounds, and its spread over rounds ((max − min) / median). */

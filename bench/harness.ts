@@ -87,3 +87,15 @@ function sample(values: readonly number[]): Sample {
   const mid = median(values);
   return { median: mid, spread: mid === 0 ? 0 : (Math.max(...values) - Math.min(...values)) / mid };
 }
+
+/** Runs `task` `count` times with at most `width` at once. */
+export async function pool(count: number, width: number, task: () => Promise<void>): Promise<void> {
+  let started = 0;
+  const lane = async () => {
+    while (started < count) {
+      started++;
+      await task();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, count) }, lane));
+}

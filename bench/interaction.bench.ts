@@ -1,19 +1,13 @@
 import { App, LogLevel } from '@slack/bolt';
-import config from '../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../examples/freight/plans.ts';
 import { AgentClient } from '../src/client/index.ts';
 import { findFreePort, startRedisServer } from '../src/devtools/redis-server.ts';
-import {
-  buildBlockActionsPayload,
-  buttonAction,
-  createSlackEmulator,
-  type EmulatedMessage,
-  type SlackEmulator,
-  signSlackRequest,
-} from '../src/emulator/index.ts';
+import { createSlackEmulator, type EmulatedMessage, type SlackEmulator } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
+import { benchConfig } from './bench-config.ts';
 import { type Benchmark, type BenchRow, median, percentile } from './harness.ts';
 import { benchSigning } from './signing.ts';
+import { approveRequest } from './slack-clicks.ts';
 
 /**
  * interaction: how fast the bot answers an `approve` click over HTTP (signed like Slack, through Bolt's
@@ -50,10 +44,11 @@ export const interactionBenchmark: Benchmark = {
       await slack.start();
       closers.push(() => slack.stop());
       const subjectPort = await findFreePort();
+      const signing = benchSigning();
       const countersign = await startCountersign({
-        config,
+        config: benchConfig,
         secrets: { [FREIGHT_AGENT]: secret },
-        signing: benchSigning(),
+        signing,
         redisUrl: redis.url,
         prefix: 'bench',
         slack: { botToken: slack.botToken, signingSecret, apiUrl: slack.url },
@@ -73,7 +68,12 @@ export const interactionBenchmark: Benchmark = {
       });
       await baselineApp.start(baselinePort);
       closers.push(() => baselineApp.stop());
-      const agent = new AgentClient({ redisUrl: redis.url, agent: FREIGHT_AGENT, secret, prefix: 'bench' });
+      const agent = new AgentClient({
+        url: `http://127.0.0.1:${subjectPort}`,
+        agent: FREIGHT_AGENT,
+        secret,
+        publicKeys: signing.publicKeys,
+      });
       closers.push(() => agent.close());
       const cardUpdates = new CardUpdates(slack);
       closers.push(async () => cardUpdates.close());
@@ -184,21 +184,6 @@ async function pendingCards(
       throw new Error(`interaction: only ${cards.length}/${count} cards posted`);
     await sleep(50);
   }
-}
-
-/** A signed approve click on `card`, ready to send (Slack signs each request; this signs just before). */
-function approveRequest(card: EmulatedMessage, signingSecret: string): { body: string; headers: Headers } {
-  const payload = buildBlockActionsPayload({
-    user: { id: 'U0OP1' },
-    container: { type: 'message', channel: { id: card.channel }, message: card },
-    action: buttonAction(card.blocks, 'approve'),
-  });
-  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-  const headers = new Headers({
-    'content-type': 'application/x-www-form-urlencoded',
-    ...signSlackRequest(signingSecret, body, Math.floor(Date.now() / 1000)),
-  });
-  return { body, headers };
 }
 
 /**

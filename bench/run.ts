@@ -6,18 +6,20 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endToEndBenchmark } from './end-to-end.bench.ts';
+import { gatewayBenchmark } from './gateway.bench.ts';
 import type { Benchmark, BenchRow } from './harness.ts';
-import { intakeBenchmark } from './intake.bench.ts';
 import { interactionBenchmark } from './interaction.bench.ts';
 import { pipelineBenchmark } from './pipeline.bench.ts';
+import { slackBackpressureBenchmark } from './slack-backpressure.bench.ts';
 import { timersBenchmark } from './timers.bench.ts';
 
 const benchmarks: readonly Benchmark[] = [
   pipelineBenchmark,
-  intakeBenchmark,
+  gatewayBenchmark,
   interactionBenchmark,
   timersBenchmark,
   endToEndBenchmark,
+  slackBackpressureBenchmark,
 ];
 
 async function main(): Promise<void> {

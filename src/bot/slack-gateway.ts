@@ -1,5 +1,12 @@
 import type { Block, KnownBlock, ModalView } from '@slack/types';
-import { ErrorCode, type Logger, type LogLevel, type WebAPIPlatformError, WebClient } from '@slack/web-api';
+import {
+  ErrorCode,
+  type Logger,
+  type LogLevel,
+  type WebAPIPlatformError,
+  type WebAPIRateLimitedError,
+  WebClient,
+} from '@slack/web-api';
 import { z } from 'zod';
 import type { MessageRef } from '../approvals/message-ledger.ts';
 import { CountersignError } from '../pipeline/index.ts';
@@ -26,7 +33,10 @@ export interface SlackClients {
    * from rendering, so a card update waiting out a 429 never delays someone's answer.
    */
   readonly interactive: WebClient;
-  /** Rendering: updates, history, DMs — idempotent, so retried (also after a 429), with a timeout. */
+  /**
+   * Rendering: updates, history, DMs — idempotent, so retried after a 5xx or a timeout, with a timeout.
+   * A 429 is not retried by the client but by the gateway, after exactly Slack's Retry-After.
+   */
   readonly background: WebClient;
   /** `chat.postMessage` only: never retried blindly (a retry after an unknown outcome posts twice). */
   readonly posts: WebClient;
@@ -65,7 +75,7 @@ export function createSlackClients(options: {
   const timeout = options.timeoutMs ?? SLACK_TIMEOUT_MS;
   return {
     interactive: options.interactive ?? new WebClient(options.token, { ...base, timeout }),
-    background: new WebClient(options.token, { ...base, timeout }),
+    background: new WebClient(options.token, { ...base, timeout, rejectRateLimitedCalls: true }),
     posts: new WebClient(options.token, { ...base, timeout, retryConfig: { retries: 0 } }),
     modals: new WebClient(options.token, {
       ...base,
@@ -103,6 +113,8 @@ const SEARCH_PAGES = 10;
  * open on a client of their own that answers at once rather than queueing behind rate-limit back-off.
  */
 export class SlackGateway {
+  private readonly pacer = new RateLimitPacer();
+
   constructor(private readonly clients: SlackClients) {}
 
   /** Posts a tagged message (in a thread when `threadTs` is given) and returns where it is. */
@@ -139,10 +151,15 @@ export class SlackGateway {
         limit: 200,
         ...(cursor === undefined ? {} : { cursor }),
       };
+      const { threadTs } = input;
       const answer = historySchema.parse(
-        input.threadTs === undefined
-          ? await this.clients.background.conversations.history(args)
-          : await this.clients.background.conversations.replies({ ...args, ts: input.threadTs }),
+        threadTs === undefined
+          ? await this.pacer.call('conversations.history', () =>
+              this.clients.background.conversations.history(args),
+            )
+          : await this.pacer.call('conversations.replies', () =>
+              this.clients.background.conversations.replies({ ...args, ts: threadTs }),
+            ),
       );
       for (const message of answer.messages) if (isTagged(message.metadata, input.tag)) found.push(message);
       cursor = answer.response_metadata?.next_cursor || undefined;
@@ -155,12 +172,14 @@ export class SlackGateway {
 
   /** Replaces a message's content. */
   async update(ref: Pick<MessageRef, 'channel' | 'ts'>, message: SlackMessage): Promise<void> {
-    await this.clients.background.chat.update({
-      channel: ref.channel,
-      ts: ref.ts,
-      text: message.text,
-      blocks: [...message.blocks],
-    });
+    await this.pacer.call('chat.update', () =>
+      this.clients.background.chat.update({
+        channel: ref.channel,
+        ts: ref.ts,
+        text: message.text,
+        blocks: [...message.blocks],
+      }),
+    );
   }
 
   /** A private answer only `user` sees (refusals, explanations). */
@@ -175,7 +194,9 @@ export class SlackGateway {
 
   /** Opens a DM with one or more people and returns its channel id. */
   async openDm(users: readonly string[]): Promise<string> {
-    const opened = await this.clients.background.conversations.open({ users: users.join(',') });
+    const opened = await this.pacer.call('conversations.open', () =>
+      this.clients.background.conversations.open({ users: users.join(',') }),
+    );
     const id = opened.channel?.id;
     if (id === undefined)
       throw new CountersignError('slack_unexpected', 'conversations.open returned no channel');
@@ -203,6 +224,60 @@ export class SlackGateway {
       ...(hash === undefined ? {} : { hash }),
     });
   }
+}
+
+/** How long one background call waits out Slack's rate limits in all before it fails (its job is retried). */
+const RATE_LIMIT_PATIENCE_MS = 60_000;
+
+/**
+ * Background calls answered 429 wait out Slack's Retry-After and go again — nothing added to Slack's
+ * figure, so rendering goes on at Slack's pace. While a method is limited its calls go one at a time, in
+ * the order they came, so the end of a wait sends one call rather than every waiting one (most of which
+ * Slack would refuse again). (@slack/web-api's own handling adds its exponential retry backoff to every
+ * wait and gives up after 10: in a storm of card updates, calls slept for minutes while Slack's quota
+ * went unused.)
+ */
+class RateLimitPacer {
+  private readonly until = new Map<string, number>();
+  /** Per limited method, the last call in line. */
+  private readonly lines = new Map<string, Promise<unknown>>();
+
+  async call<T>(method: string, send: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + RATE_LIMIT_PATIENCE_MS;
+    for (;;) {
+      try {
+        const limited = (this.until.get(method) ?? 0) > Date.now() || this.lines.has(method);
+        return await (limited ? this.inLine(method, send) : send());
+      } catch (error) {
+        const retryAfterMs = rateLimitedFor(error);
+        if (retryAfterMs === undefined || Date.now() + retryAfterMs > giveUpAt) throw error;
+        this.until.set(method, Math.max(this.until.get(method) ?? 0, Date.now() + retryAfterMs));
+      }
+    }
+  }
+
+  /** `send` after the calls already in line for `method`, once its Retry-After is over. */
+  private inLine<T>(method: string, send: () => Promise<T>): Promise<T> {
+    const turn = async () => {
+      const wait = (this.until.get(method) ?? 0) - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      return send();
+    };
+    const result = (this.lines.get(method) ?? Promise.resolve()).then(turn, turn);
+    const last = result.catch(() => undefined);
+    this.lines.set(method, last);
+    void last.then(() => {
+      if (this.lines.get(method) === last) this.lines.delete(method);
+    });
+    return result;
+  }
+}
+
+/** Milliseconds Slack asked to wait, for a call it answered 429; else undefined. */
+function rateLimitedFor(error: unknown): number | undefined {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== ErrorCode.RateLimitedError)
+    return undefined;
+  return (error as WebAPIRateLimitedError).retryAfter * 1000;
 }
 
 function metadataOf(tag: MessageTag) {

@@ -84,7 +84,7 @@ export interface SlackEmulator {
   /** Every Web API call so far, oldest first (a copy). */
   readonly calls: readonly EmulatorCall[];
   /**
-   * Forget messages, views, calls, used trigger ids, rate-limit buckets and faults (held requests are
+   * Forget messages, views, calls, used trigger ids, rate-limit buckets (limits on again) and faults (held requests are
    * cut unanswered); keep users and channels.
    */
   reset(): void;
@@ -96,6 +96,11 @@ export interface SlackEmulator {
   readonly socketMode: SocketModeEndpoint;
   /** The fault switch: 429s, 5xx before or after the effect, hangs and slow methods, on demand. */
   readonly faults: SlackFaults;
+  /**
+   * Switches rate limiting off (every call goes through: seeding a workspace fast) or back on, from
+   * full buckets. On by default when `rateLimit` or `rateLimits` name limits.
+   */
+  setRateLimited(enabled: boolean): void;
 }
 
 export const DEFAULT_BOT_TOKEN = 'xoxb-emulator-token';
@@ -231,6 +236,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
       calls = [];
       faults.abandonHeld();
       faults.clear();
+      limiter.setEnabled(true);
       limiter.reset();
       workspace.reset();
     },
@@ -238,5 +244,8 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     appToken,
     socketMode,
     faults,
+    setRateLimited(enabled) {
+      limiter.setEnabled(enabled);
+    },
   };
 }

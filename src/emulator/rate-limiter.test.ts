@@ -79,6 +79,19 @@ describe('MethodRateLimiter', () => {
       expect(limiter.take('chat.postMessage', undefined).ok).toBe(true);
     }
   });
+  it('lets every call through while switched off, and limits again from full buckets once on', () => {
+    const time = clock();
+    const limiter = new MethodRateLimiter({ 'chat.update': { perSecond: 1, burst: 2 } }, time.now);
+    limiter.take('chat.update', 'C0OPS');
+    limiter.take('chat.update', 'C0OPS');
+    expect(limiter.take('chat.update', 'C0OPS').ok).toBe(false);
+    limiter.setEnabled(false);
+    for (let i = 0; i < 100; i++) expect(limiter.take('chat.update', 'C0OPS').ok).toBe(true);
+    limiter.setEnabled(true);
+    expect(limiter.take('chat.update', 'C0OPS').ok).toBe(true);
+    expect(limiter.take('chat.update', 'C0OPS').ok).toBe(true);
+    expect(limiter.take('chat.update', 'C0OPS')).toEqual({ ok: false, retryAfterSeconds: 1 });
+  });
 });
 
 describe('SLACK_RATE_LIMITS', () => {

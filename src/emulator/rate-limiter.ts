@@ -109,6 +109,7 @@ export class MethodRateLimiter {
     string,
     { readonly per: 'channel' | 'workspace'; readonly bucket: TokenBucketLimiter }
   >();
+  #enabled = true;
 
   constructor(limits: RateLimits, now: () => number) {
     for (const [method, limit] of Object.entries(limits)) {
@@ -125,7 +126,7 @@ export class MethodRateLimiter {
    * without one is not limited (Slack answers it channel_not_found anyway).
    */
   take(method: string, channel: string | undefined): RateDecision {
-    const limiter = this.#limiters.get(method);
+    const limiter = this.#enabled ? this.#limiters.get(method) : undefined;
     if (limiter === undefined) return { ok: true };
     if (limiter.per === 'workspace') return limiter.bucket.take('');
     return channel === undefined ? { ok: true } : limiter.bucket.take(channel);
@@ -134,5 +135,14 @@ export class MethodRateLimiter {
   /** Forget every bucket. */
   reset(): void {
     for (const { bucket } of this.#limiters.values()) bucket.reset();
+  }
+
+  /**
+   * Off: every call goes through and spends nothing (seeding a workspace fast). On again: limits apply
+   * from full buckets, as for a workspace that was quiet.
+   */
+  setEnabled(enabled: boolean): void {
+    if (enabled && !this.#enabled) this.reset();
+    this.#enabled = enabled;
   }
 }

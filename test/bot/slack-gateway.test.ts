@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSlackClients, SlackGateway } from '../../src/bot/slack-gateway.ts';
+import { createSlackEmulator } from '../../src/emulator/index.ts';
 import { useSlackEmulator } from '../helpers/slack-emulator.ts';
 
 const env = useSlackEmulator();
@@ -72,5 +73,53 @@ describe('SlackGateway: every message it posts can be found again', () => {
       blocks: [],
     };
     expect(await gateway().openModal('not-a-trigger', view)).toBe('too_late');
+  });
+});
+
+describe('SlackGateway at Slack’s rate limits', () => {
+  // chat.update: 2 at once, then 2 a second (Retry-After is always 1 s here).
+  const limited = createSlackEmulator({
+    rateLimit: false,
+    rateLimits: { 'chat.update': { perSecond: 2, burst: 2 } },
+  });
+  beforeAll(() => limited.start());
+  afterEach(() => limited.reset());
+  afterAll(() => limited.stop());
+  const limitedGateway = () =>
+    new SlackGateway(createSlackClients({ token: limited.botToken, apiUrl: limited.url }));
+
+  it('sends updates answered 429 again once Retry-After is over, one at a time, no backoff on top: 8 at 2/s land within 5 s', async () => {
+    const slack = limitedGateway();
+    const cards = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        slack.post({
+          channel: 'C0OPS',
+          message: message(`card ${index}`),
+          tag: { runId: `run-${index}`, name: 'card' },
+        }),
+      ),
+    );
+    const started = Date.now();
+    await Promise.all(cards.map((card, index) => slack.update(card, message(`updated ${index}`))));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // 6 of the first 8 at once are refused; after that, one call at a time: about one refusal a second.
+    const refused = limited.calls.filter((call) => call.method === 'chat.update' && call.status === 429);
+    expect(refused.length).toBeLessThanOrEqual(10);
+    expect(limited.state.messages('C0OPS').map((card) => card.text)).toEqual(
+      Array.from({ length: 8 }, (_, index) => `updated ${index}`),
+    );
+  });
+
+  it('fails an update at once when Slack asks to wait longer than a minute, so its job is retried later', async () => {
+    const slack = limitedGateway();
+    const card = await slack.post({
+      channel: 'C0OPS',
+      message: message('card'),
+      tag: { runId: 'run-x', name: 'card' },
+    });
+    limited.faults.inject({ method: 'chat.update', kind: '429', retryAfterSeconds: 120 });
+    const started = Date.now();
+    await expect(slack.update(card, message('updated'))).rejects.toMatchObject({ retryAfter: 120 });
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

@@ -39,6 +39,16 @@ describe('Slack emulator rate limiting of chat.postMessage', () => {
     expect(slack.calls.map((call) => call.status)).toEqual([200, 200, 429, 200]);
   });
 
+  it('lets every call through while limits are switched off, then limits again from a full burst', async () => {
+    slack.setRateLimited(false);
+    for (let i = 0; i < 20; i++) expect((await post('C0OPS')).status).toBe(200);
+    slack.setRateLimited(true);
+    expect((await post('C0OPS')).status).toBe(200);
+    expect((await post('C0OPS')).status).toBe(200);
+    expect((await post('C0OPS')).status).toBe(429);
+    expect(slack.state.messages('C0OPS')).toHaveLength(22);
+  });
+
   it("is absorbed by WebClient's retry: every message is posted, after waiting", async () => {
     const client = emulatorClient(slack, {
       rejectRateLimitedCalls: false,

@@ -8,6 +8,9 @@ export interface PostedInput {
   readonly version: number;
   readonly channel: string;
   readonly ts: string;
+  /** What the card shows (its content's digest, the run revision rendered), kept with its place. */
+  readonly digest?: string;
+  readonly revision?: number;
 }
 
 export function recordPosted(
@@ -19,7 +22,14 @@ export function recordPosted(
   const keys = ctx.keys.forRun(input.runId);
   const commit = commitFor(ctx, snapshot, input.runId)
     .hset(keys.messages, {
-      [messageName({ kind: 'card' })]: JSON.stringify({ channel: input.channel, ts: input.ts }),
+      // With what the card shows: without it the renderer could not tell the card is up to date and
+      // would update it right after posting it, one chat.update of Slack's ~50 a minute per new run.
+      [messageName({ kind: 'card' })]: JSON.stringify({
+        channel: input.channel,
+        ts: input.ts,
+        ...(input.digest === undefined ? {} : { digest: input.digest }),
+        ...(input.revision === undefined ? {} : { revision: input.revision }),
+      }),
     })
     .journal({ type: 'posted', ...input }, ctx.now, snapshot.fields.planDigest);
   return { commit, result: undefined };
