@@ -6,6 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endToEndBenchmark } from './end-to-end.bench.ts';
+import { gatewayLatencyBenchmark } from './gateway-latency.bench.ts';
 import type { Benchmark, BenchRow } from './harness.ts';
 import { intakeBenchmark } from './intake.bench.ts';
 import { interactionBenchmark } from './interaction.bench.ts';
@@ -18,6 +19,7 @@ const benchmarks: readonly Benchmark[] = [
   interactionBenchmark,
   timersBenchmark,
   endToEndBenchmark,
+  gatewayLatencyBenchmark,
 ];
 
 async function main(): Promise<void> {
