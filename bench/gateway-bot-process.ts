@@ -1,6 +1,7 @@
 /**
  * The bot alone in its own process, for gateway_latency: as bench/bot-process.ts (the real
- * `startCountersign`, the freight config, the same env and IPC: `{ ready: true }`, `'rss'`, `'stop'`),
+ * `startCountersign`, the freight config, the same env and IPC: `{ ready: true }`, `'rss'`, `'stop'`;
+ * also `'heap'`: V8's heap in use, garbage included),
  * except that the freight agent's gateway rate limit is raised — the default (600 a minute per agent)
  * would refuse a 200 plans/s load and 5,000 long polls at once with 429s.
  */
@@ -43,6 +44,7 @@ const countersign = await startCountersign({
 });
 process.on('message', (message) => {
   if (message === 'rss') process.send?.({ rss: process.memoryUsage().rss });
+  if (message === 'heap') process.send?.({ heap: process.memoryUsage().heapUsed });
   if (message === 'stop') {
     countersign.stop().then(
       () => process.disconnect(),

@@ -175,6 +175,7 @@ export const gatewayLatencyBenchmark: Benchmark = {
         throw new Error(`gateway_latency: submissions too slow: ${headroomMs} ms left before the expiry`);
       await sleep(1000);
       const rssBefore = await bot.rss();
+      const heapBefore = await bot.heap();
 
       log(`gateway_latency: opening ${polls} long polls (wait=60) …`);
       const answered: number[] = [];
@@ -215,9 +216,10 @@ export const gatewayLatencyBenchmark: Benchmark = {
       while (written < polls) await sleep(50);
       await sleep(3000);
       const rssHeld = await bot.rss();
+      const heapHeld = await bot.heap();
       const pending = polls - answered.length - unanswered.length;
       log(
-        `gateway_latency: ${pending} polls held; bot RSS ${mib(rssBefore)} → ${mib(rssHeld)} MiB; expiry in ${((expiresAtMs - Date.now()) / 1000).toFixed(1)} s …`,
+        `gateway_latency: ${pending} polls held; bot RSS ${mib(rssBefore)} → ${mib(rssHeld)} MiB, heap in use ${mib(heapBefore)} → ${mib(heapHeld)} MiB; expiry in ${((expiresAtMs - Date.now()) / 1000).toFixed(1)} s …`,
       );
       if (Date.now() > expiresAtMs)
         throw new Error('gateway_latency: the runs expired before all the polls were open');
@@ -263,6 +265,13 @@ export const gatewayLatencyBenchmark: Benchmark = {
         twoDecimals((rssHeld - rssBefore) / 1e6),
         '< 100 MB',
         rssHeld - rssBefore < 100e6,
+        'MB',
+      );
+      count(
+        'long polls held: extra V8 heap in use (for context; garbage included)',
+        twoDecimals((heapHeld - heapBefore) / 1e6),
+        'for context',
+        true,
         'MB',
       );
       count(
@@ -312,7 +321,7 @@ function devFlags(): string[] {
 async function startChild(
   script: string,
   env: Readonly<Record<string, string>>,
-): Promise<{ rss(): Promise<number>; stop(): Promise<void> }> {
+): Promise<{ rss(): Promise<number>; heap(): Promise<number>; stop(): Promise<void> }> {
   const child = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), {
     env: { ...process.env, ...env },
     execArgv: devFlags(),
@@ -343,6 +352,12 @@ async function startChild(
     async rss() {
       const answer = reply(field('rss'), 'rss');
       child.send('rss');
+      return Number(await answer);
+    },
+    /** V8's heap in use, garbage included (gateway-bot-process.ts only). */
+    async heap() {
+      const answer = reply(field('heap'), 'heap');
+      child.send('heap');
       return Number(await answer);
     },
     async stop() {
