@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endToEndBenchmark } from './end-to-end.bench.ts';
 import { gatewayBenchmark } from './gateway.bench.ts';
+import { gatewayLatencyBenchmark } from './gateway-latency.bench.ts';
 import type { Benchmark, BenchRow } from './harness.ts';
 import { interactionBenchmark } from './interaction.bench.ts';
 import { pipelineBenchmark } from './pipeline.bench.ts';
@@ -20,6 +21,7 @@ const benchmarks: readonly Benchmark[] = [
   timersBenchmark,
   endToEndBenchmark,
   slackBackpressureBenchmark,
+  gatewayLatencyBenchmark,
 ];
 
 async function main(): Promise<void> {
