@@ -6,16 +6,19 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import type { Redis } from 'ioredis';
-import {
-  ApprovalService,
-  DecisionFeed,
-  MessageLedger,
-  RedisClock,
-  type UseCaseResult,
-} from './approvals/index.ts';
+import { ApprovalService, DecisionFeed, MessageLedger, RedisClock } from './approvals/index.ts';
 import { createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
+import {
+  closeAll,
+  guardProcess,
+  logCommitted,
+  openConnections,
+  reconcile,
+  repairRenderings,
+  reporter,
+  secretsIn,
+} from './composition.ts';
 import { rateLimitOf } from './config/config-types.ts';
 import { type CountersignConfig, isConfigError } from './config/define-config.ts';
 import { readEnv, resolveAgentSecrets } from './config/env.ts';
@@ -26,7 +29,6 @@ import { createLogger, type ErrorReporter, type Logger, type LogLevel } from './
 import type { ReceiptSigner } from './pipeline/index.ts';
 import {
   checkRedisReadiness,
-  createRedisConnection,
   createRenderQueue,
   createWebhookSink,
   expireOverdue,
@@ -34,13 +36,10 @@ import {
   isRedisConnectionError,
   type ReconcileSummary,
   RedisOutages,
-  type RenderQueue,
-  reconcileTimers,
   startRenderWorker,
   startTimersWorker,
   startWebhookWorker,
   TimerScheduler,
-  type WebhookSink,
 } from './queue/index.ts';
 
 export interface CountersignSettings {
@@ -285,140 +284,6 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       return stopping;
     },
   };
-}
-
-/**
- * The connections: approval state and reads on one, BullMQ producers on another (BullMQ defines its
- * ~50 scripts on a connection it is given, and ioredis copies every defined script into each MULTI),
- * one per worker (blocking reads), and one subscriber for every long poll.
- */
-function openConnections(url: string, outages: RedisOutages) {
-  return {
-    redis: createRedisConnection(url, { role: 'client', name: 'countersign', outages }),
-    queues: createRedisConnection(url, { role: 'client', name: 'countersign-queues', outages }),
-    timersWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-timers', outages }),
-    webhooksWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-webhooks', outages }),
-    renderWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-render', outages }),
-    subscriber: createRedisConnection(url, { role: 'worker', name: 'countersign-long-polls', outages }),
-    health: createRedisConnection(url, {
-      role: 'client',
-      name: 'countersign-health',
-      offlineQueue: false,
-      outages,
-    }),
-  };
-}
-
-/** Every secret the settings hold: none of them may appear in a log line. */
-function secretsIn(settings: CountersignSettings): string[] {
-  const { botToken, signingSecret, appToken } = settings.slack;
-  return [
-    ...Object.values(settings.secrets),
-    botToken,
-    ...(signingSecret === undefined ? [] : [signingSecret]),
-    ...(appToken === undefined ? [] : [appToken]),
-    ...(settings.metricsToken === undefined ? [] : [settings.metricsToken]),
-    ...redisPassword(settings.redisUrl),
-  ];
-}
-
-/** The password in a `redis://user:password@host` URL, if any. */
-function redisPassword(url: string): string[] {
-  try {
-    const { password } = new URL(url);
-    return password === '' ? [] : [password, decodeURIComponent(password)];
-  } catch {
-    return [];
-  }
-}
-
-/** One info line per committed change of a run: what happened, to which run, by whom. */
-function logCommitted(logger: Logger, result: UseCaseResult): void {
-  if (!('run' in result) || result.run === undefined) return;
-  const { run } = result;
-  logger.info(
-    {
-      runId: run.runId,
-      agent: run.agent,
-      version: run.version,
-      status: run.status,
-      ...(run.decidedBy === undefined ? {} : { decidedBy: run.decidedBy }),
-    },
-    `run ${result.kind}`,
-  );
-}
-
-async function closeAll(
-  timers: TimerScheduler,
-  webhooks: WebhookSink,
-  render: RenderQueue,
-  connections: Readonly<Record<string, Redis>>,
-): Promise<void> {
-  await timers.close();
-  await webhooks.close();
-  await render.close();
-  await Promise.all(Object.values(connections).map((connection) => connection.quit()));
-}
-
-/**
- * Failures nobody sees in Slack: logged with their code and what they concern, and counted. One that
- * only says Redis is unreachable is a debug line: the outage itself is logged once (RedisOutages).
- */
-function reporter(metrics: Metrics, logger: Logger): ErrorReporter {
-  return (error, context, fields) => {
-    metrics.error(error);
-    logger[isRedisConnectionError(error) ? 'debug' : 'error']({ ...fields, err: error }, context);
-  };
-}
-
-/**
- * The process-level guard: an error that escaped every handler (a library's callback, a stray
- * promise) is reported and the process keeps serving. Approval state lives in Redis behind
- * compare-and-set commits, so a request that failed half-way left nothing half-done in memory; dying
- * would only drop the other requests in flight. Returns the function that removes the guard.
- */
-export function guardProcess(report: ErrorReporter): () => void {
-  const rejected = (reason: unknown) => report(reason, 'an unhandled promise rejection (kept running)');
-  const thrown = (error: unknown) => report(error, 'an uncaught exception (kept running)');
-  process.on('unhandledRejection', rejected);
-  process.on('uncaughtException', thrown);
-  return () => {
-    process.off('unhandledRejection', rejected);
-    process.off('uncaughtException', thrown);
-  };
-}
-
-/** Runs marked changed before `olderThan` and not shown since: rendered again (their job was lost or failed). */
-async function repairRenderings(
-  approvals: ApprovalService,
-  requestRender: (runId: string) => Promise<void>,
-  olderThan: number,
-): Promise<void> {
-  for (const runId of await approvals.changedRuns(olderThan)) await requestRender(runId);
-}
-
-/** Boot-time reconciliation in the background: timers and a rendering for every pending run. */
-function reconcile(deps: {
-  readonly approvals: ApprovalService;
-  readonly timers: TimerScheduler;
-  readonly requestRender: (runId: string) => Promise<void>;
-  readonly clock: () => number;
-  readonly onError: ErrorReporter;
-  readonly stopped: () => boolean;
-}): Promise<ReconcileSummary> {
-  return reconcileTimers({
-    service: deps.approvals,
-    ensure: async (run) => {
-      await deps.timers.ensure(run);
-      await deps.requestRender(run.runId);
-    },
-    clock: deps.clock,
-    stopped: deps.stopped,
-    onError: (error, runId) => deps.onError(error, `reconciling the timers of run ${runId}`, { runId }),
-  }).catch((error: unknown): ReconcileSummary => {
-    deps.onError(error, 'reconciling timers');
-    return { checked: 0, expired: 0, failed: 1 };
-  });
 }
 
 /** SIGTERM stops the process within 10 s, Redis up or down: what is not closed by then is left to BullMQ's stall recovery. */

@@ -3,7 +3,7 @@
  * rejection and an exception escape every handler; prints what was reported and `alive` when the
  * process is still running after both.
  */
-import { guardProcess } from '../../src/main.ts';
+import { guardProcess } from '../../src/composition.ts';
 
 guardProcess((error, context) => {
   process.stdout.write(`reported ${context}: ${error instanceof Error ? error.message : String(error)}\n`);
