@@ -1,9 +1,10 @@
 /**
- * The bot alone in its own process, for end_to_end and slack_backpressure: the real `startCountersign`
+ * The bot alone in its own process, for end_to_end, slack_backpressure and gateway_latency: the real `startCountersign`
  * with the freight config. Env: REDIS_URL, CS_PREFIX, SLACK_API_URL (the parent's emulator),
  * SLACK_SIGNING_SECRET, PORT, AGENT_SECRET, and BENCH_CONFIG (optional: a name in `BENCH_CONFIGS`,
  * default `freight`). Sends `{ ready: true }` over IPC once listening; answers `'rss'` with its resident
- * set size in bytes; stops cleanly on `'stop'` and exits.
+ * set size in bytes and `'heap'` with V8's heap in use (garbage included); stops cleanly on `'stop'`
+ * and exits.
  */
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
 import { DEFAULT_BOT_TOKEN } from '../src/emulator/index.ts';
@@ -38,6 +39,7 @@ const countersign = await startCountersign({
 });
 process.on('message', (message) => {
   if (message === 'rss') process.send?.({ rss: process.memoryUsage().rss });
+  if (message === 'heap') process.send?.({ heap: process.memoryUsage().heapUsed });
   if (message === 'stop') {
     countersign.stop().then(
       () => process.disconnect(),

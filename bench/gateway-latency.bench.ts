@@ -11,7 +11,7 @@ import { type Benchmark, type BenchRow, median, percentile } from './harness.ts'
 
 /**
  * gateway_latency: the agent gateway over real HTTP, the bot (`startCountersign`, the freight config
- * with its rate limit raised: bench/gateway-bot-process.ts) in a process of its own; the Slack emulator
+ * with its rate limit raised: bench/bot-process.ts and bench/bench-config.ts) in a process of its own; the Slack emulator
  * and the load generator here.
  *
  * 1. `POST /v1/runs` at 200 plans/s, open loop: request i is sent at t0 + i·5 ms whether or not the
@@ -48,7 +48,7 @@ export const gatewayLatencyBenchmark: Benchmark = {
       await slack.start();
       closers.push(() => slack.stop());
       const botPort = await findFreePort();
-      const bot = await startChild('gateway-bot-process.ts', {
+      const bot = await startChild('bot-process.ts', {
         AGENT_SECRET: secret,
         REDIS_URL: redis.url,
         CS_PREFIX: 'bench',
@@ -354,7 +354,7 @@ async function startChild(
       child.send('rss');
       return Number(await answer);
     },
-    /** V8's heap in use, garbage included (gateway-bot-process.ts only). */
+    /** V8's heap in use, garbage included (bot-process.ts answers it). */
     async heap() {
       const answer = reply(field('heap'), 'heap');
       child.send('heap');
