@@ -1,44 +1,68 @@
 /**
- * The bot in a child process of its own (bench/bot-process.ts), so the Slack emulator, the agent client
- * and the clicks in the benchmark process do not share its event loop.
+ * The bot (bench/bot-process.ts) and other measured servers (bench/bare-gateway.ts) in child processes
+ * of their own, so the Slack emulator, the agent client and the clicks in the benchmark process do not
+ * share their event loop. They run **as deployed**: compiled to JavaScript (the product and these entry
+ * points, tsconfig.bench.json → bench/.build/, once per benchmark process) and started with the Node
+ * flags of `npm start`.
  */
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { compile, PROJECT_ROOT } from '../scripts/compile.ts';
 
-export interface BotProcess {
+export interface BenchChild {
   /** The child's resident set size, bytes. */
   rss(): Promise<number>;
+  /** V8's heap in use, garbage included. */
+  heap(): Promise<number>;
   /** Stops it cleanly (SIGKILL after 15 s). */
   stop(): Promise<void>;
 }
 
-/**
- * The Node flags the bot runs with, read from package.json's `dev` script (`node <flags> src/main.ts`,
- * the same flags as `start`, which runs the compiled build). The measured process runs the sources
- * through tsx, not dist/: its RSS includes tsx's compiled-module cache.
- */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    scripts: { dev: string };
+/** The bot's child process. */
+export type BotProcess = BenchChild;
+
+const BUILD_DIR = 'bench/.build';
+let built = false;
+
+/** Compiles the product and the benchmark's entry points once per process. */
+function ensureBuilt(): void {
+  if (built) return;
+  process.stderr.write('bench: compiling the bot as deployed (tsconfig.bench.json → bench/.build/)…\n');
+  compile('tsconfig.bench.json', BUILD_DIR);
+  built = true;
+}
+
+/** The Node flags `npm start` runs the compiled bot with (`node <flags> dist/src/main.js`). */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
   };
-  const match = /^node (.+) src\/main\.ts$/.exec(pkg.scripts.dev);
+  const match = /^node (.+) dist\/src\/main\.js$/.exec(pkg.scripts.start);
   if (match?.[1] === undefined)
-    throw new Error(`bot process: cannot read node flags from "${pkg.scripts.dev}"`);
+    throw new Error(`bench: cannot read node flags from the start script "${pkg.scripts.start}"`);
   return match[1].split(' ');
 }
 
-/** The bot in a child process (bench/bot-process.ts), run as `npm start` runs it, ready once it listens. */
-export async function startBotProcess(env: Readonly<Record<string, string>>): Promise<BotProcess> {
-  const child = fork(fileURLToPath(new URL('./bot-process.ts', import.meta.url)), {
+/**
+ * `bench/<name>.ts`, compiled, in a child process with `npm start`'s flags, ready once it sends
+ * `{ ready: true }` over IPC; it answers `'rss'` and `'heap'` and stops on `'stop'`.
+ */
+export async function startBenchChild(
+  name: 'bot-process' | 'bare-gateway',
+  env: Readonly<Record<string, string>>,
+): Promise<BenchChild> {
+  ensureBuilt();
+  const child = fork(join(PROJECT_ROOT, BUILD_DIR, 'bench', `${name}.js`), {
     env: { ...process.env, ...env },
-    execArgv: startFlags(),
+    // BENCH_NODE_FLAGS adds flags for a diagnosis (`--cpu-prof --cpu-prof-dir=…`), never for a figure.
+    execArgv: [...startFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const reply = <T>(pick: (message: unknown) => T | undefined, what: string) =>
     new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`bot process: no ${what}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`bench: ${name}: no ${what}`)), 30_000);
       const onMessage = (message: unknown) => {
         const value = pick(message);
         if (value === undefined) return;
@@ -47,19 +71,21 @@ export async function startBotProcess(env: Readonly<Record<string, string>>): Pr
         resolve(value);
       };
       child.on('message', onMessage);
-      child.once('exit', (code) => reject(new Error(`bot process: exited (${code}) before ${what}`)));
+      child.once('exit', (code) => reject(new Error(`bench: ${name} exited (${code}) before ${what}`)));
     });
-  const field = (name: string) => (message: unknown) =>
-    typeof message === 'object' && message !== null && name in message
-      ? (message as Record<string, unknown>)[name]
+  const field = (key: string) => (message: unknown) =>
+    typeof message === 'object' && message !== null && key in message
+      ? (message as Record<string, unknown>)[key]
       : undefined;
+  const ask = async (key: 'rss' | 'heap') => {
+    const answer = reply(field(key), key);
+    child.send(key);
+    return Number(await answer);
+  };
   await reply(field('ready'), 'ready');
   return {
-    async rss() {
-      const answer = reply(field('rss'), 'rss');
-      child.send('rss');
-      return Number(await answer);
-    },
+    rss: () => ask('rss'),
+    heap: () => ask('heap'),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.send('stop');
@@ -68,4 +94,9 @@ export async function startBotProcess(env: Readonly<Record<string, string>>): Pr
       clearTimeout(timer);
     },
   };
+}
+
+/** The bot in a child process (bench/bot-process.ts), run as `npm start` runs it, ready once it listens. */
+export function startBotProcess(env: Readonly<Record<string, string>>): Promise<BenchChild> {
+  return startBenchChild('bot-process', env);
 }

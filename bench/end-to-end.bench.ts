@@ -282,8 +282,8 @@ export const endToEndBenchmark: Benchmark = {
         baseline: null,
         ratio: null,
         spread: 0,
-        target: '< 200 MB',
-        pass: rssMiB * 2 ** 20 < 200e6,
+        target: '< 150 MB',
+        pass: rssMiB * 2 ** 20 < 150e6,
       });
       return rows;
     } finally {

@@ -1,12 +1,10 @@
-import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../examples/freight/plans.ts';
 import { findFreePort, startRedisServer } from '../src/devtools/redis-server.ts';
 import { createSlackEmulator } from '../src/emulator/index.ts';
 import { PATHS, signedHeaders } from '../src/protocol/index.ts';
+import { startBenchChild } from './bot-child.ts';
 import { type Benchmark, type BenchRow, median, percentile } from './harness.ts';
 
 /**
@@ -48,7 +46,7 @@ export const gatewayLatencyBenchmark: Benchmark = {
       await slack.start();
       closers.push(() => slack.stop());
       const botPort = await findFreePort();
-      const bot = await startChild('bot-process.ts', {
+      const bot = await startBenchChild('bot-process', {
         AGENT_SECRET: secret,
         REDIS_URL: redis.url,
         CS_PREFIX: 'bench',
@@ -58,7 +56,7 @@ export const gatewayLatencyBenchmark: Benchmark = {
       });
       closers.push(() => bot.stop());
       const barePort = await findFreePort();
-      const bare = await startChild('bare-gateway.ts', { AGENT_SECRET: secret, PORT: String(barePort) });
+      const bare = await startBenchChild('bare-gateway', { AGENT_SECRET: secret, PORT: String(barePort) });
       closers.push(() => bare.stop());
 
       const send = (
@@ -302,73 +300,6 @@ export const gatewayLatencyBenchmark: Benchmark = {
     }
   },
 };
-
-/**
- * The Node flags the bot runs with from source (package.json's `dev`: `node <flags> src/main.ts`),
- * so the measured process is configured as a deployed one (plus tsx).
- */
-function devFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    scripts: { dev: string };
-  };
-  const match = /^node (.+) src\/main\.ts$/.exec(pkg.scripts.dev);
-  if (match?.[1] === undefined)
-    throw new Error(`gateway_latency: cannot read node flags from "${pkg.scripts.dev}"`);
-  return match[1].split(' ');
-}
-
-/** A child process (a script under bench/) ready once it says so; answers `rss`; stops on `stop`. */
-async function startChild(
-  script: string,
-  env: Readonly<Record<string, string>>,
-): Promise<{ rss(): Promise<number>; heap(): Promise<number>; stop(): Promise<void> }> {
-  const child = fork(fileURLToPath(new URL(`./${script}`, import.meta.url)), {
-    env: { ...process.env, ...env },
-    execArgv: devFlags(),
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const reply = <T>(pick: (message: unknown) => T | undefined, what: string) =>
-    new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gateway_latency: ${script}: no ${what}`)), 30_000);
-      const onMessage = (message: unknown) => {
-        const value = pick(message);
-        if (value === undefined) return;
-        clearTimeout(timer);
-        child.off('message', onMessage);
-        resolve(value);
-      };
-      child.on('message', onMessage);
-      child.once('exit', (code) =>
-        reject(new Error(`gateway_latency: ${script} exited (${code}) before ${what}`)),
-      );
-    });
-  const field = (name: string) => (message: unknown) =>
-    typeof message === 'object' && message !== null && name in message
-      ? (message as Record<string, unknown>)[name]
-      : undefined;
-  await reply(field('ready'), 'ready');
-  return {
-    async rss() {
-      const answer = reply(field('rss'), 'rss');
-      child.send('rss');
-      return Number(await answer);
-    },
-    /** V8's heap in use, garbage included (bot-process.ts answers it). */
-    async heap() {
-      const answer = reply(field('heap'), 'heap');
-      child.send('heap');
-      return Number(await answer);
-    },
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.send('stop');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 /**
  * Starts `count` operations at `rate`/s on schedule, not waiting for earlier ones; `due` is operation
