@@ -2,7 +2,7 @@
  * The baseline for gateway_latency, in a child process of its own as the bot is: a bare `node:http`
  * server that reads the body, checks the agent's signature with the same function the gateway uses
  * (`verifySignedRequest`, src/protocol) and answers 202 — no routing, validation, Redis or Slack.
- * Env: PORT, AGENT_SECRET. Sends `{ ready: true }` over IPC once listening; answers `'rss'` and `'heap'`; closes on `'stop'`.
+ * Env: PORT, AGENT_SECRET. Sends `{ ready: true }` over IPC once listening; answers `'rss'`, `'heap'` and `'cpu'` (ms used); closes on `'stop'`.
  */
 import { createServer } from 'node:http';
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
@@ -41,6 +41,10 @@ server.listen(Number(env('PORT')), '127.0.0.1', () => process.send?.({ ready: tr
 process.on('message', (message) => {
   if (message === 'rss') process.send?.({ rss: process.memoryUsage().rss });
   if (message === 'heap') process.send?.({ heap: process.memoryUsage().heapUsed });
+  if (message === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpu: (user + system) / 1000 });
+  }
   if (message === 'stop') {
     server.closeAllConnections();
     server.close(() => process.disconnect());

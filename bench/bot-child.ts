@@ -15,6 +15,8 @@ export interface BenchChild {
   rss(): Promise<number>;
   /** V8's heap in use, garbage included. */
   heap(): Promise<number>;
+  /** CPU time it has used so far (user + system), ms. */
+  cpu(): Promise<number>;
   /** Stops it cleanly (SIGKILL after 15 s). */
   stop(): Promise<void>;
 }
@@ -46,7 +48,7 @@ export function startFlags(): string[] {
 
 /**
  * `bench/<name>.ts`, compiled, in a child process with `npm start`'s flags, ready once it sends
- * `{ ready: true }` over IPC; it answers `'rss'` and `'heap'` and stops on `'stop'`.
+ * `{ ready: true }` over IPC; it answers `'rss'`, `'heap'` and `'cpu'` and stops on `'stop'`.
  */
 export async function startBenchChild(
   name: 'bot-process' | 'bare-gateway',
@@ -77,7 +79,7 @@ export async function startBenchChild(
     typeof message === 'object' && message !== null && key in message
       ? (message as Record<string, unknown>)[key]
       : undefined;
-  const ask = async (key: 'rss' | 'heap') => {
+  const ask = async (key: 'rss' | 'heap' | 'cpu') => {
     const answer = reply(field(key), key);
     child.send(key);
     return Number(await answer);
@@ -86,6 +88,7 @@ export async function startBenchChild(
   return {
     rss: () => ask('rss'),
     heap: () => ask('heap'),
+    cpu: () => ask('cpu'),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.send('stop');

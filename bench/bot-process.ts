@@ -3,7 +3,8 @@
  * with the freight config. Env: REDIS_URL, CS_PREFIX, SLACK_API_URL (the parent's emulator),
  * SLACK_SIGNING_SECRET, PORT, AGENT_SECRET, and BENCH_CONFIG (optional: a name in `BENCH_CONFIGS`,
  * default `freight`). Sends `{ ready: true }` over IPC once listening; answers `'rss'` with its resident
- * set size in bytes and `'heap'` with V8's heap in use (garbage included); stops cleanly on `'stop'`
+ * set size in bytes, `'heap'` with V8's heap in use (garbage included) and `'cpu'` with the CPU time it
+ * has used (user + system, ms); stops cleanly on `'stop'`
  * and exits.
  */
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
@@ -40,6 +41,10 @@ const countersign = await startCountersign({
 process.on('message', (message) => {
   if (message === 'rss') process.send?.({ rss: process.memoryUsage().rss });
   if (message === 'heap') process.send?.({ heap: process.memoryUsage().heapUsed });
+  if (message === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpu: (user + system) / 1000 });
+  }
   if (message === 'stop') {
     countersign.stop().then(
       () => process.disconnect(),

@@ -138,11 +138,30 @@ export const slackBackpressureBenchmark: Benchmark = {
       log(
         `slack_backpressure: limits on; waiting for the expiry, then ${clickCount} approve clicks at ${clickRate}/s on other runs …`,
       );
+      await sleep(expiresAt - 500 - Date.now());
+      // The bot's CPU from just before expiresAt until the last expired decision is out (the clicks
+      // of that time included): the work an expiry costs, which decides how fast a storm clears.
+      const cpuBefore = await bot.cpu();
+      let stormCpuMs: number | undefined;
+      void until(() => expiredAt.size >= expiring, 60_000, () => '')
+        .then(async () => {
+          stormCpuMs = (await bot.cpu()) - cpuBefore;
+        })
+        .catch(() => {});
       await sleep(expiresAt - Date.now());
 
       const acks = await clicks(eventsUrl, clickCards, clickRate, expiresAt);
       log(
         `slack_backpressure: approve acks (ms, in click order): ${acks.map((ack) => Math.round(ack)).join(' ')}`,
+      );
+      await until(
+        () => expiredAt.size >= expiring,
+        30_000,
+        () => `${expiredAt.size}/${expiring} expired decisions at the agent`,
+      ).catch(() => {});
+      const early = [...expiredAt.values()].map((at) => at - expiresAt);
+      log(
+        `slack_backpressure: ${expiredAt.size}/${expiring} expired decisions at the agent, p50 ${Math.round(percentile(early, 50))} ms, p99 ${Math.round(percentile(early, 99))} ms after expiresAt; bot CPU ${stormCpuMs === undefined ? '?' : (stormCpuMs / expiring).toFixed(2)} ms per expiry; waiting for the cards …`,
       );
       const deadline = expiresAt + budgetMs + 120_000;
       let lastLog = Date.now();
@@ -224,6 +243,13 @@ export const slackBackpressureBenchmark: Benchmark = {
           ackP99 < 100,
         ),
         row('slack_backpressure interaction ack p50', 'ms', percentile(acks, 50), 'for context', true),
+        row(
+          'slack_backpressure bot CPU per expiry (expiresAt → last expired decision, clicks of that time included)',
+          'ms',
+          stormCpuMs === undefined ? Number.NaN : stormCpuMs / expiring,
+          'for context',
+          true,
+        ),
         row(
           `slack_backpressure chat.update calls answered 429 (of ${updates.length})`,
           'calls',

@@ -124,8 +124,12 @@ export async function repairRenderings(
   approvals: ApprovalService,
   requestRender: (runId: string) => Promise<void>,
   olderThan: number,
+  stopped: () => boolean = () => false,
 ): Promise<void> {
-  for (const runId of await approvals.changedRuns(olderThan)) await requestRender(runId);
+  for (const runId of await approvals.changedRuns(olderThan)) {
+    if (stopped()) return;
+    await requestRender(runId);
+  }
 }
 
 /** Boot-time reconciliation in the background: timers and a rendering for every pending run. */
@@ -150,4 +154,43 @@ export function reconcile(deps: {
     deps.onError(error, 'reconciling timers');
     return { checked: 0, expired: 0, failed: 1 };
   });
+}
+
+/**
+ * The process's periodic work (outbox sweep, render repair, expiry sweep): each task runs at most once
+ * at a time (a sweep still busy when its interval comes round is not started again beside itself), and
+ * `close()` stops the intervals and waits for whatever is running, so a stop never cuts a sweep off
+ * between its Redis writes nor closes a connection under it.
+ */
+export function periodicWork(onError: ErrorReporter) {
+  const running = new Map<string, Promise<void>>();
+  const intervals: ReturnType<typeof setInterval>[] = [];
+  let closed = false;
+  const run = (what: string, task: () => Promise<unknown>): void => {
+    if (closed || running.has(what)) return;
+    const done = task()
+      .then(
+        () => {},
+        (error: unknown) => onError(error, what),
+      )
+      .finally(() => running.delete(what));
+    running.set(what, done);
+  };
+  return {
+    /** Runs `task` now in the background (unless it is already running). */
+    run,
+    /** Runs `task` every `ms` (the timer does not keep the process alive). */
+    every(ms: number, what: string, task: () => Promise<unknown>): void {
+      const interval = setInterval(() => run(what, task), ms);
+      interval.unref();
+      intervals.push(interval);
+    },
+    /** Whether `close()` was called: long tasks check it between items. */
+    closed: () => closed,
+    async close(): Promise<void> {
+      closed = true;
+      for (const interval of intervals) clearInterval(interval);
+      await Promise.all(running.values());
+    },
+  };
 }

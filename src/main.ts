@@ -14,6 +14,7 @@ import {
   guardProcess,
   logCommitted,
   openConnections,
+  periodicWork,
   reconcile,
   repairRenderings,
   reporter,
@@ -231,23 +232,18 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       logger,
     }),
   ];
-  const sweep = setInterval(() => {
-    approvals.redeliverUndelivered().catch((error: unknown) => onError(error, 'outbox sweep'));
-  }, settings.outboxSweepMs ?? 15_000);
-  sweep.unref();
+  const periodic = periodicWork(onError);
+  periodic.every(settings.outboxSweepMs ?? 15_000, 'outbox sweep', () => approvals.redeliverUndelivered());
   // Repair: runs whose committed state Slack may not show (a process died between a commit and its
   // rendering job) get a rendering — all of them at start, then every `repairEveryMs` those overdue.
   const repairEvery = settings.repairEveryMs ?? 5_000;
-  const repair = (olderThan: number) =>
-    repairRenderings(approvals, requestRender, olderThan).catch((error: unknown) =>
-      onError(error, 'render repair'),
-    );
+  const repair = (olderThan: number) => () =>
+    repairRenderings(approvals, requestRender, olderThan, periodic.closed);
+  periodic.every(repairEvery, 'render repair', () => repair(clock() - repairEvery)());
   // Each repair tick also expires runs whose timer is late or lost (at Redis's time, §15).
-  const repairs = setInterval(() => {
-    void repair(clock() - repairEvery);
-    expireOverdue({ service: approvals }).catch((error: unknown) => onError(error, 'expiry sweep'));
-  }, repairEvery);
-  repairs.unref();
+  periodic.every(repairEvery, 'expiry sweep', () =>
+    expireOverdue({ service: approvals, stopped: periodic.closed }),
+  );
   await waiters.start();
   await bot.start();
 
@@ -260,7 +256,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     onError,
     stopped: () => stopping !== undefined,
   });
-  void repair(Number.POSITIVE_INFINITY);
+  periodic.run('render repair', repair(Number.POSITIVE_INFINITY));
   return {
     approvals,
     messages,
@@ -270,8 +266,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     reconciled,
     stop() {
       stopping ??= (async () => {
-        clearInterval(sweep);
-        clearInterval(repairs);
+        await periodic.close();
         redisClock?.stop();
         await Promise.all(workers.map((worker) => worker.close()));
         await reconciled;

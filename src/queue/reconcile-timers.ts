@@ -95,11 +95,14 @@ export async function expireOverdue(deps: {
     expire(input: { runId: string; version: number }): Promise<UseCaseResult>;
   };
   readonly graceMs?: number;
+  /** Checked between runs: a stopping process leaves the rest to the next sweep (any replica's). */
+  readonly stopped?: () => boolean;
 }): Promise<number> {
   const { service } = deps;
   const overdue = await service.overdueRuns((await service.now()) - (deps.graceMs ?? OVERDUE_GRACE_MS));
   let expired = 0;
   for (const runId of overdue) {
+    if (deps.stopped?.() === true) break;
     const run = await service.getRun(runId);
     if (run === undefined || run.status !== 'pending') continue;
     if ((await service.expire({ runId, version: run.version })).kind === 'expired') expired++;
