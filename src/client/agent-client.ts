@@ -2,6 +2,7 @@
  * The agent's side of Countersign's HTTP API (docs/http-api.md): one class, `AgentClient`, over the
  * transport (http.ts), the receipt keys (receipt-keys.ts) and the decision feed (decision-feed.ts).
  */
+import { setMaxListeners } from 'node:events';
 import {
   CountersignError,
   DEFAULT_LIMITS,
@@ -76,7 +77,7 @@ export class AgentClient {
   private readonly onError: (error: unknown) => void;
   private readonly nextRunId: () => string;
   private readonly keySource: ReceiptKeySource;
-  private readonly closing = new AbortController();
+  private readonly closing = closingController();
   private readonly consumers = new Set<{ stop: () => Promise<void> }>();
 
   constructor(options: AgentClientOptions) {
@@ -393,4 +394,15 @@ function assertRunId(runId: string): void {
   if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) {
     throw new CountersignError('invalid_argument', `not a run id: ${JSON.stringify(runId)}`);
   }
+}
+
+/**
+ * The controller `close()` aborts. Every request in flight listens to its signal, so an agent with more
+ * than 10 requests at once would otherwise get Node's MaxListenersExceededWarning for a leak it does
+ * not have (each listener is removed when its request ends).
+ */
+function closingController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }

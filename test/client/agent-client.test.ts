@@ -419,3 +419,20 @@ describe('close', () => {
     expect(isClientClosedError(await submitting)).toBe(true);
   });
 });
+
+describe('many requests at once', () => {
+  it('sends 40 submissions at once without a MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const agent = client();
+      const results = await Promise.all(Array.from({ length: 40 }, () => agent.submit(plan)));
+      expect(new Set(results.map((result) => result.runId)).size).toBe(40);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+  });
+});
