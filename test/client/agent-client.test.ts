@@ -133,6 +133,46 @@ describe('submit', () => {
     });
   });
 
+  it('sends ifBlocked "refuse" and throws the server’s blocked refusal; refuses another value before sending', async () => {
+    await server.close();
+    server = await startFakeCountersign({
+      invalid: (envelope) =>
+        (envelope as { ifBlocked?: string }).ifBlocked === 'refuse'
+          ? {
+              phase: 'authorize',
+              diagnostics: [
+                {
+                  phase: 'authorize',
+                  code: 'blocked',
+                  stepId: 's2',
+                  message: 'step s2: blocked by policy rule no-rescheduling',
+                },
+              ],
+            }
+          : undefined,
+    });
+    const agent = client();
+    const error = await agent
+      .submit({ ...plan, runId: 'blocked-1', ifBlocked: 'refuse' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'invalid_submission',
+      checkedBy: 'server',
+      phase: 'authorize',
+      diagnostics: [{ code: 'blocked', stepId: 's2' }],
+    });
+    expect(JSON.parse(server.requestsTo('POST', '/v1/runs')[0]!.body)).toMatchObject({ ifBlocked: 'refuse' });
+    expect(await agent.submit({ ...plan, runId: 'reviewed-1', ifBlocked: 'review' })).toMatchObject({
+      status: 'pending',
+    });
+    const local = await agent.submit({ ...plan, ifBlocked: 'skip' as 'refuse' }).catch((e: unknown) => e);
+    expect(local).toMatchObject({
+      checkedBy: 'client',
+      diagnostics: [{ code: 'invalid_field', path: ['ifBlocked'] }],
+    });
+    expect(server.requestsTo('POST', '/v1/runs')).toHaveLength(2);
+  });
+
   it('throws a SubmissionError and sends nothing for a plan that fails the local checks', async () => {
     const error = await client()
       .submit({ steps: [{ tool: 'issue_refund', args: { invoice_id: 'in_1', amount: 14.99 } }] })
