@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The production path the Dockerfile runs, without a container engine: `npm run build`, then in a copy
 # holding only package*.json and dist/, `npm ci --omit=dev` and `node dist/src/main.js` against a private
-# redis-server (AOF on) and the Slack stand-in; passes when GET /healthz answers 200 and SIGTERM stops it.
+# redis-server (AOF on) and the Slack stand-in; passes when GET /healthz answers 200, `node dist/scripts/mcp.js`
+# answers initialize, tools/list and a get_decision signed as the agent (.ci/mcp-smoke.mjs), and SIGTERM stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -51,7 +52,12 @@ for _ in $(seq 1 50); do
 done
 echo "prod-smoke: /healthz → $(cat "$WORK/health.json" 2>/dev/null || echo 'no 200')"
 grep -q '"ok":true' "$WORK/health.json"
+# The MCP server as deployed (docs/mcp-server.md): compiled, no tsx, against the running bot.
+(cd "$WORK/app" && env -i PATH="$PATH" HOME="$WORK" \
+  COUNTERSIGN_URL="http://127.0.0.1:$PORT" COUNTERSIGN_AGENT=freight-ops \
+  COUNTERSIGN_AGENT_SECRET=prod-smoke-agent-secret-0123456789 COUNTERSIGN_CONFIG=examples/freight/countersign.config.ts \
+  node "$ROOT/.ci/mcp-smoke.mjs" dist/scripts/mcp.js)
 kill -TERM "$BOT"
 for _ in $(seq 1 100); do kill -0 "$BOT" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$BOT" 2>/dev/null; then echo "prod-smoke: still running 10 s after SIGTERM"; exit 1; fi
-echo "prod-smoke: the compiled build starts from npm ci --omit=dev, answers /healthz, stops on SIGTERM"
+echo "prod-smoke: the compiled build starts from npm ci --omit=dev, answers /healthz and MCP, stops on SIGTERM"

@@ -67,6 +67,10 @@ export interface DemoOptions {
    * level comes as long again after it, and repeats as often.
    */
   readonly escalateAfter?: string;
+  /** The config to run (default: the freight example's); `escalateAfter` applies to the default only. */
+  readonly config?: CountersignConfig;
+  /** Agents of `config` besides the freight agent that get a secret generated at start (see `secrets`). */
+  readonly agents?: readonly string[];
 }
 
 /** A running demo. */
@@ -86,6 +90,8 @@ export interface DemoStack {
   readonly countersign: Countersign;
   /** The freight agent's client (its secret was generated at start). */
   readonly agent: AgentClient;
+  /** Each agent's secret, generated at start: the freight agent's and those of `options.agents`. */
+  readonly secrets: Readonly<Record<string, string>>;
   /** The sample agent, once: submit the freight plan, await the decision, verify and run each step. */
   runAgent(options?: FreightAgentOptions): ReturnType<typeof runFreightAgent>;
   /** Stops the agent, the bot, the emulator and the private Redis, or deletes the demo's keys. Idempotent. */
@@ -120,7 +126,10 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
     if (privateRedis === undefined) cleanups.push(() => deleteDemoKeys(redisUrl, prefix));
 
     const signingSecret = randomBytes(24).toString('hex');
-    const agentSecret = randomBytes(24).toString('hex');
+    const secrets = Object.fromEntries(
+      [FREIGHT_AGENT, ...(options.agents ?? [])].map((name) => [name, randomBytes(24).toString('hex')]),
+    );
+    const agentSecret = secrets[FREIGHT_AGENT] as string;
     const host = options.host ?? '127.0.0.1';
     const botPort = await findFreePort(host);
     const eventsUrl = `http://${host}:${botPort}/slack/events`;
@@ -146,8 +155,9 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
     const signer = createReceiptSigner(signing.privateKey);
     const countersign = await startCountersign({
       config:
-        options.escalateAfter === undefined ? freightConfig : withEscalationAfter(options.escalateAfter),
-      secrets: { [FREIGHT_AGENT]: agentSecret },
+        options.config ??
+        (options.escalateAfter === undefined ? freightConfig : withEscalationAfter(options.escalateAfter)),
+      secrets,
       signing: { signer, publicKeys: [signer.publicKey] },
       redisUrl,
       prefix,
@@ -174,6 +184,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<DemoStack> {
       slack,
       countersign,
       agent,
+      secrets,
       runAgent: (agentOptions = {}) => runFreightAgent(agent, agentOptions),
       stop,
     };
@@ -210,6 +221,34 @@ function withEscalationAfter(after: string): CountersignConfig {
       },
     },
   });
+}
+
+/**
+ * Exits on SIGINT, SIGTERM and SIGHUP (130, 143, 129), stopping the stack first where that is still
+ * possible; a second signal exits at once. A private redis-server is already gone by then — the signal
+ * hook of src/devtools/redis-server.ts kills it, and its directory is removed at exit — so nothing is
+ * left to close gracefully (closing clients would only retry a dead Redis): exit at once. An external
+ * Redis stays up, so the stack's keys are deleted first.
+ */
+export function exitOnSignals(
+  demo: DemoStack,
+  say: (line: string) => void,
+  onStopping: () => void = () => undefined,
+): void {
+  let stopping = false;
+  const onSignal = (code: number) => {
+    onStopping();
+    if (stopping || demo.redis.private) {
+      if (demo.redis.private) say('stopped (the private redis-server and its directory are gone).');
+      process.exit(code);
+    }
+    stopping = true;
+    say('stopping: bot, Slack stand-in, and the keys in Redis…');
+    void demo.stop().finally(() => process.exit(code));
+  };
+  process.on('SIGINT', () => onSignal(130));
+  process.on('SIGTERM', () => onSignal(143));
+  process.on('SIGHUP', () => onSignal(129));
 }
 
 /** A demo setting that cannot work, said in the setting's terms. */

@@ -16,7 +16,7 @@
 import { createInterface } from 'node:readline';
 import { parseDuration } from '../src/config/index.ts';
 import { isRedisServerError, RedisServerNotFoundError } from '../src/devtools/redis-server.ts';
-import { DemoSetupError, type DemoStack, startDemo } from './demo-stack.ts';
+import { DemoSetupError, type DemoStack, exitOnSignals, startDemo } from './demo-stack.ts';
 
 const DEFAULT_PORT = 3100;
 
@@ -75,18 +75,13 @@ async function main(): Promise<void> {
     console.log('\nstopping: agent, bot, emulator, Redis…');
     void demo.stop().finally(() => process.exit(code));
   };
-  const onSignal = (code: number) => {
-    // Ctrl-C reaches the private redis-server too (and its hook kills it), so there is nothing left to
-    // close gracefully: leave at once; the exit hook removes its directory. An external Redis stays up,
-    // so the demo's keys are deleted first.
-    if (demo.redis.private) {
-      console.log('\nstopped (the private redis-server and its directory are gone).');
-      process.exit(code);
-    }
-    shutdown(code);
-  };
-  process.on('SIGINT', () => onSignal(130));
-  process.on('SIGTERM', () => onSignal(143));
+  exitOnSignals(
+    demo,
+    (line) => console.log(`\n${line}`),
+    () => {
+      stopping = true;
+    },
+  );
 
   printBanner(demo, once);
   for (;;) {

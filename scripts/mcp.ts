@@ -3,6 +3,7 @@
  *
  *   npm run mcp                                   the MCP server: submit_plan, get_decision, report_outcome (docs/mcp-server.md)
  *   npm run mcp -- --gateway <command> [args…]    the gateway in front of another MCP server (docs/mcp-gateway.md)
+ *   node dist/scripts/mcp.js [--gateway …]         the same, compiled by `npm run build` (production: no tsx)
  *
  * Environment: COUNTERSIGN_URL, COUNTERSIGN_AGENT, COUNTERSIGN_AGENT_SECRET; COUNTERSIGN_CONFIG (the
  * deployment's config, for its tool registry; the server only); COUNTERSIGN_GATEWAY_WAIT (how long a

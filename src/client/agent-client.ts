@@ -34,7 +34,13 @@ import type {
   WaitOptions,
 } from './client-types.ts';
 import { consumeDecisions, type DecisionHandler, type FeedPage } from './decision-feed.ts';
-import { ClientClosedError, DecisionTimeoutError, isRequestError, SubmissionError } from './errors.ts';
+import {
+  ClientClosedError,
+  DecisionTimeoutError,
+  isRequestError,
+  SubmissionError,
+  WaitAbortedError,
+} from './errors.ts';
 import {
   backoffMs,
   DEFAULT_RETRY,
@@ -177,17 +183,26 @@ export class AgentClient {
 
   /**
    * Resolves with the run's decision, whether it was made before or after this call, by long polls
-   * of up to 60 s each. Rejects with `DecisionTimeoutError` after `timeoutMs` (the run stays open);
+   * of up to 60 s each. Rejects with `DecisionTimeoutError` after `timeoutMs` (the run stays open),
+   * with `WaitAbortedError` (`AbortError`) as soon as `signal` is aborted;
    * a server that cannot be reached is tried again until then (each failure goes to `onError`).
    * @example const decision = await client.waitForDecision(runId, { timeoutMs: 3_600_000 });
    */
   async waitForDecision(runId: string, options: WaitOptions = {}): Promise<Decision> {
     this.assertOpen();
     assertRunId(runId);
+    const { signal } = options;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const deadline = performance.now() + timeoutMs;
+    const aborted = () => new WaitAbortedError(runId, signal?.reason);
+    // A pause ended by the caller's signal is the caller's abort, not a failure.
+    const pause = (ms: number) =>
+      sleep(ms, this.closing.signal, signal).catch((error: unknown) => {
+        throw signal?.aborted && !this.closing.signal.aborted ? aborted() : error;
+      });
     let lastError: unknown;
     for (let failures = 0, early = 0; ; ) {
+      if (signal?.aborted) throw aborted();
       const remaining = deadline - performance.now();
       if (remaining <= 0) throw new DecisionTimeoutError(runId, timeoutMs, lastError);
       // The poll is cut at the deadline: its wait is whole seconds, the timeout need not be.
@@ -197,14 +212,15 @@ export class AgentClient {
         const decision = await this.readDecision(
           runId,
           Math.min(MAX_WAIT_SECONDS, Math.ceil(remaining / 1000)),
-          deadlineSignal,
+          signal === undefined ? deadlineSignal : AbortSignal.any([deadlineSignal, signal]),
         );
         if (decision !== undefined) return decision;
         failures = 0;
         // A server (or a proxy) that answers pending without waiting must not be polled in a tight loop.
         early = performance.now() - started < EARLY_ANSWER_MS ? early + 1 : 0;
-        if (early > 0) await sleep(Math.min(backoffMs(early, this.retry), remaining), this.closing.signal);
+        if (early > 0) await pause(Math.min(backoffMs(early, this.retry), remaining));
       } catch (error) {
+        if (signal?.aborted && !this.closing.signal.aborted) throw aborted();
         if (deadlineSignal.aborted && !this.closing.signal.aborted) {
           throw new DecisionTimeoutError(runId, timeoutMs, lastError);
         }
@@ -212,8 +228,7 @@ export class AgentClient {
         lastError = error;
         this.onError(error);
         failures++;
-        const pause = Math.min(backoffMs(failures, this.retry), Math.max(0, deadline - performance.now()));
-        await sleep(pause, this.closing.signal);
+        await pause(Math.min(backoffMs(failures, this.retry), Math.max(0, deadline - performance.now())));
       }
     }
   }

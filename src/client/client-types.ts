@@ -38,6 +38,8 @@ export interface AgentClientOptions {
 export interface WaitOptions {
   /** Give up after this long with a `DecisionTimeoutError` (default 10 minutes). */
   readonly timeoutMs?: number;
+  /** Stop waiting when aborted: rejects with `WaitAbortedError` (`name: 'AbortError'`). */
+  readonly signal?: AbortSignal;
 }
 
 export interface OnDecisionOptions {

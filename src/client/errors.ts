@@ -12,6 +12,7 @@ export type RequestErrorCode = ErrorCode | 'network_error' | 'bad_response';
 export type AgentClientErrorCode =
   | 'invalid_submission'
   | 'decision_timeout'
+  | 'aborted'
   | 'client_closed'
   | RequestErrorCode;
 
@@ -79,6 +80,29 @@ export class DecisionTimeoutError extends Error implements CodedError {
 
 export function isDecisionTimeoutError(error: unknown): error is DecisionTimeoutError {
   return error instanceof DecisionTimeoutError;
+}
+
+/**
+ * `waitForDecision` stopped because its `signal` was aborted (named `AbortError`, as fetch's is). The
+ * run is still open; nothing was decided by stopping.
+ */
+export class WaitAbortedError extends Error implements CodedError {
+  override readonly name = 'AbortError';
+  readonly code = 'aborted';
+  constructor(
+    readonly runId: string,
+    /** The signal's reason. */
+    cause?: unknown,
+  ) {
+    super(
+      `stopped waiting for the decision on run ${runId}: the wait was aborted (the run is still open)`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
+export function isWaitAbortedError(error: unknown): error is WaitAbortedError {
+  return error instanceof WaitAbortedError;
 }
 
 /** The client was closed while a call was waiting, or a call came after `close()`. */

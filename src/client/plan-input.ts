@@ -8,6 +8,7 @@ import {
   DEFAULT_LIMITS,
   type Diagnostic,
   diagnostic,
+  type IfBlocked,
   type JsonObject,
   type PlanLimits,
   parseEnvelope,
@@ -36,6 +37,12 @@ export interface SubmitInput {
   readonly expiresIn?: string;
   /** An absolute expiry instead of `expiresIn`. */
   readonly expiresAt?: string | Date;
+  /**
+   * When policy blocks a step: `'review'` (the server's default) posts the plan anyway, so people see
+   * what was tried; `'refuse'` has the server refuse it (a SubmissionError, phase `authorize`, code
+   * `blocked`) and post nothing.
+   */
+  readonly ifBlocked?: IfBlocked;
 }
 
 /** The plan envelope as sent (docs/architecture.md §1). */
@@ -47,6 +54,7 @@ export interface PlanEnvelopeInput {
   /** Absent with `expiresIn` or when the server's default applies. */
   readonly expiresAt?: string;
   readonly expiresIn?: string;
+  readonly ifBlocked?: IfBlocked;
   readonly steps: readonly { readonly id?: string; readonly tool: string; readonly args: JsonObject }[];
 }
 

@@ -4,7 +4,8 @@
  * submitted as the gateway's agent. The policy decides: an auto-approved call is forwarded at once, a
  * reviewed one once people approve it in Slack — with the arguments they approved, which may be
  * edited — and a blocked, rejected, expired or unanswered one is answered with an error and never
- * forwarded. Forwarding follows the executor's protocol: verify the receipt, claim the step, report.
+ * forwarded. A blocked call is refused at submission (`ifBlocked: 'refuse'`), so it posts no card; a
+ * call the client cancels stops waiting and is never forwarded, even if approved later. Forwarding follows the executor's protocol: verify the receipt, claim the step, report.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -19,6 +20,7 @@ import {
   type Decision,
   isDecisionTimeoutError,
   isSubmissionError,
+  isWaitAbortedError,
 } from '../client/index.ts';
 import { MCP_CALL_TOOL, MCP_HINTS, parseMcpArguments } from '../config/mcp-call.ts';
 import { canonicalJson, type JsonObject } from '../pipeline/index.ts';
@@ -57,6 +59,12 @@ async function listAll(downstream: Client): Promise<Tool[]> {
 }
 
 const notRun = (body: Record<string, unknown>) => refusal({ ...body, forwarded: false });
+const cancelled = (runId: string) =>
+  notRun({
+    error: 'cancelled',
+    run_id: runId,
+    reason: 'the client cancelled the call before it was decided',
+  });
 
 /** Why the approved step cannot be forwarded as a call of `name` with `annotations`, if it cannot. */
 function approvedCall(
@@ -129,22 +137,27 @@ export function createGatewayServer(options: GatewayOptions): Server {
             },
           ],
           expiresIn: `${Math.max(1, Math.ceil(waitMs / 1000))}s`,
+          // A call policy blocks is refused at submission: no card for a call that can never run.
+          ifBlocked: 'refuse',
         });
         runId = submitted.runId;
         pending = submitted.status === 'pending';
       } catch (error) {
         if (!isSubmissionError(error)) throw error;
+        const blocked = error.diagnostics.filter((d) => d.code === 'blocked');
+        if (blocked.length > 0) {
+          return notRun({
+            error: 'blocked',
+            run_id: error.runId,
+            message: `policy blocks calls of ${name}`,
+            reason: blocked.map((d) => d.message).join('; '),
+          });
+        }
         return notRun({
           error: 'refused',
           phase: error.phase,
           diagnostics: error.diagnostics.map((d) => d.message),
         });
-      }
-
-      const run = await client.getRun(runId);
-      const blocked = run.steps.find((step) => step.route === 'block');
-      if (blocked !== undefined) {
-        return notRun({ error: 'blocked', run_id: runId, message: `policy blocks calls of ${name}` });
       }
 
       if (pending) options.log?.(`${name}: run ${runId} waits for approval in Slack`);
@@ -165,8 +178,10 @@ export function createGatewayServer(options: GatewayOptions): Server {
             }, 10_000);
       let decision: Decision;
       try {
-        decision = await client.waitForDecision(runId, { timeoutMs: waitMs });
+        // A cancelled tools/call stops waiting: whatever people decide later, it is never forwarded.
+        decision = await client.waitForDecision(runId, { timeoutMs: waitMs, signal: extra.signal });
       } catch (error) {
+        if (isWaitAbortedError(error)) return cancelled(runId);
         if (!isDecisionTimeoutError(error)) throw error;
         return notRun({
           error: 'not_approved',
@@ -195,6 +210,7 @@ export function createGatewayServer(options: GatewayOptions): Server {
       const call = approvedCall(decision, name, annotations);
       if (!call.ok) return notRun({ error: 'not_forwarded', run_id: runId, reason: call.reason });
 
+      if (extra.signal.aborted) return cancelled(runId);
       const claim = await client.reportOutcome(runId, call.stepId, { status: 'applying' });
       if (!claim.ok) return notRun({ error: 'not_claimed', run_id: runId, reason: claim.message });
       let result: CallToolResult;

@@ -26,7 +26,14 @@ export const DIAGNOSTIC_CODES = {
   ],
   resolve: ['unknown_agent', 'unknown_tool', 'tool_not_allowed'],
   type: ['missing_argument', 'unknown_argument', 'invalid_argument'],
-  authorize: ['check_failed', 'may_author', 'unapprovable', 'immutable_field', 'expiry_out_of_bounds'],
+  authorize: [
+    'check_failed',
+    'may_author',
+    'unapprovable',
+    'immutable_field',
+    'expiry_out_of_bounds',
+    'blocked',
+  ],
 } as const satisfies Record<Phase, readonly string[]>;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[Phase][number];

@@ -16,7 +16,14 @@ export interface PlanEnvelope {
   /** ISO 8601 UTC instant, part of the protected plan (it is in the plan digest). */
   readonly expiresAt: string;
   readonly steps: readonly Step[];
+  /**
+   * What a submission asks for when policy blocks a step: `review` (the default) posts the plan for
+   * people to see, `refuse` refuses it at authorize (`blocked`). Not stored with the plan; edits never carry it.
+   */
+  readonly ifBlocked?: IfBlocked;
 }
+
+export type IfBlocked = 'review' | 'refuse';
 
 /** The gate's verdict for one step (docs/architecture.md §1). */
 export type Route =

@@ -37,6 +37,10 @@ export const submitBodySchema = z
     context: jsonObject.optional(),
     expiresIn: z.string().optional().meta({ description: "A duration like '2h' (default: the server's)." }),
     expiresAt: isoTime.optional().meta({ description: 'An absolute expiry instead of expiresIn.' }),
+    ifBlocked: z.enum(['review', 'refuse']).optional().meta({
+      description:
+        'When policy blocks a step: "review" (default) posts the plan, "refuse" answers 422 at authorize (blocked) and posts nothing.',
+    }),
     steps: z.array(z.object({ id: z.string().optional(), tool: z.string(), args: jsonObject })),
   })
   .meta({

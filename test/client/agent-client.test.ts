@@ -11,6 +11,7 @@ import {
   isDecisionTimeoutError,
   isRequestError,
   isSubmissionError,
+  isWaitAbortedError,
   type SubmissionError,
 } from '../../src/client/index.ts';
 import { requestSignature } from '../../src/protocol/index.ts';
@@ -131,6 +132,46 @@ describe('submit', () => {
       runId: 'invalid-1',
       diagnostics: [{ code: 'unknown_tool', stepId: 's2' }],
     });
+  });
+
+  it('sends ifBlocked "refuse" and throws the server’s blocked refusal; refuses another value before sending', async () => {
+    await server.close();
+    server = await startFakeCountersign({
+      invalid: (envelope) =>
+        (envelope as { ifBlocked?: string }).ifBlocked === 'refuse'
+          ? {
+              phase: 'authorize',
+              diagnostics: [
+                {
+                  phase: 'authorize',
+                  code: 'blocked',
+                  stepId: 's2',
+                  message: 'step s2: blocked by policy rule no-rescheduling',
+                },
+              ],
+            }
+          : undefined,
+    });
+    const agent = client();
+    const error = await agent
+      .submit({ ...plan, runId: 'blocked-1', ifBlocked: 'refuse' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'invalid_submission',
+      checkedBy: 'server',
+      phase: 'authorize',
+      diagnostics: [{ code: 'blocked', stepId: 's2' }],
+    });
+    expect(JSON.parse(server.requestsTo('POST', '/v1/runs')[0]!.body)).toMatchObject({ ifBlocked: 'refuse' });
+    expect(await agent.submit({ ...plan, runId: 'reviewed-1', ifBlocked: 'review' })).toMatchObject({
+      status: 'pending',
+    });
+    const local = await agent.submit({ ...plan, ifBlocked: 'skip' as 'refuse' }).catch((e: unknown) => e);
+    expect(local).toMatchObject({
+      checkedBy: 'client',
+      diagnostics: [{ code: 'invalid_field', path: ['ifBlocked'] }],
+    });
+    expect(server.requestsTo('POST', '/v1/runs')).toHaveLength(2);
   });
 
   it('throws a SubmissionError and sends nothing for a plan that fails the local checks', async () => {
@@ -286,6 +327,40 @@ describe('waitForDecision', () => {
     expect(isDecisionTimeoutError(error)).toBe(true);
     expect(error).toMatchObject({ code: 'decision_timeout', runId, timeoutMs: 300 });
     expect(performance.now() - started).toBeLessThan(900);
+  });
+
+  it('stops waiting as soon as its signal is aborted, with an AbortError naming the run; the run stays open', async () => {
+    const agent = client();
+    const { runId } = await agent.submit(plan);
+    const controller = new AbortController();
+    const started = performance.now();
+    const waiting = agent.waitForDecision(runId, { timeoutMs: 60_000, signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    const error = await waiting.catch((e: unknown) => e);
+    expect(isWaitAbortedError(error)).toBe(true);
+    expect(error).toMatchObject({ name: 'AbortError', code: 'aborted', runId });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    // Aborted before it starts: no request at all.
+    const polls = server.requestsTo('GET', `/v1/runs/${runId}/decision`).length;
+    await expect(agent.waitForDecision(runId, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'aborted',
+    });
+    expect(server.requestsTo('GET', `/v1/runs/${runId}/decision`)).toHaveLength(polls);
+    // A decision made after the abort is still there for whoever asks.
+    server.decide(runId);
+    await expect(agent.waitForDecision(runId, { timeoutMs: 5_000 })).resolves.toMatchObject({ runId });
+  });
+
+  it('stops waiting when aborted during a pause between failed polls', async () => {
+    const agent = client({ retry: { attempts: 1, baseDelayMs: 2_000, maxDelayMs: 2_000 } });
+    const { runId } = await agent.submit(plan);
+    server.fail({ match: (_m, path) => path.endsWith('/decision'), drop: true }, 5);
+    const controller = new AbortController();
+    const started = performance.now();
+    const waiting = agent.waitForDecision(runId, { timeoutMs: 60_000, signal: controller.signal });
+    setTimeout(() => controller.abort(), 300);
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError', code: 'aborted' });
+    expect(performance.now() - started).toBeLessThan(1_500);
   });
 
   it('keeps waiting through an unreachable server, reporting each failure to onError', async () => {

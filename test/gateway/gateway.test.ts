@@ -25,6 +25,16 @@ const config = defineConfig({
     },
     billing: { tools: ['add_note'], channel: 'C0OPS', secret: BILLING_SECRET },
   },
+  policy: [
+    {
+      name: 'disputed-invoice',
+      tool: 'issue_refund',
+      when: (args) => args.invoice_id === 'in_74120',
+      route: 'block',
+      reason: 'invoice in_74120 is disputed: refunds go through the finance system',
+    },
+    ...freightConfigInput.policy,
+  ],
 });
 
 let stack: BotStack;
@@ -87,6 +97,52 @@ describe('POST /v1/runs', () => {
       'unknown_tool',
     ]);
     expect((await stack.agentRequest('POST', PATHS.runs, body)).body).toEqual(answer.body);
+  });
+
+  it('refuses a plan with a blocked step when it asks ifBlocked "refuse": 422 at authorize, journaled invalid, no card', async () => {
+    const huge = { id: 's9', tool: 'issue_refund', args: { invoice_id: 'in_74120', amount: 1_000 } };
+    const refused = planBody({ steps: [...steps(), huge], ifBlocked: 'refuse' });
+    const answer = await stack.agentRequest('POST', PATHS.runs, refused);
+    expect(answer).toMatchObject({
+      status: 422,
+      body: { runId: runIdOf(refused), status: 'invalid', phase: 'authorize' },
+    });
+    expect((answer.body as { diagnostics: unknown[] }).diagnostics).toEqual([
+      {
+        phase: 'authorize',
+        code: 'blocked',
+        stepId: 's9',
+        message: 'step s9: invoice in_74120 is disputed: refunds go through the finance system',
+      },
+    ]);
+    const status = await stack.agentRequest('GET', PATHS.run(runIdOf(refused)), '');
+    expect(status.body).toMatchObject({ status: 'invalid', version: null });
+    const { Redis } = await import('ioredis');
+    const { redisUrl } = await import('../helpers/redis.ts');
+    const redis = new Redis(redisUrl());
+    try {
+      const journal = await redis.lrange(
+        stack.countersign.approvals.keys.forRun(runIdOf(refused)).journal,
+        0,
+        -1,
+      );
+      expect(journal.map((entry) => (JSON.parse(entry) as { event: { type: string } }).event.type)).toEqual([
+        'submitted',
+        'invalid',
+      ]);
+    } finally {
+      redis.disconnect();
+    }
+
+    // The default, "review", posts it: people see what the agent tried.
+    const reviewed = planBody({ steps: [...steps(), huge] });
+    expect(await stack.agentRequest('POST', PATHS.runs, reviewed)).toMatchObject({
+      status: 202,
+      body: { status: 'pending' },
+    });
+    await stack.card(runIdOf(reviewed));
+    await stack.rendered(runIdOf(reviewed));
+    expect(stack.cards().filter((message) => JSON.stringify(message).includes(runIdOf(refused)))).toEqual([]);
   });
 
   it('answers 422 with no run id for text that is not a plan, and stores nothing', async () => {

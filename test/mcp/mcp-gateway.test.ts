@@ -124,10 +124,45 @@ describe('the MCP gateway (npm run mcp -- --gateway …)', () => {
     expect(text(answer)).toBe('unknown_tool ran with {"anything":1}');
   });
 
-  it('refuses a call the policy blocks, without forwarding it', async () => {
+  it('refuses a call the policy blocks with the reason, posting no card and never forwarding it', async () => {
+    const before = stack.cards().length;
     const answer = (await mcp.callTool({ name: 'drop_all', arguments: {} })) as CallToolResult;
     expect(answer.isError).toBe(true);
-    expect(JSON.parse(text(answer))).toMatchObject({ error: 'blocked', forwarded: false });
+    const body = JSON.parse(text(answer)) as { run_id: string };
+    expect(body).toMatchObject({
+      error: 'blocked',
+      reason: 'step s1: never through an agent',
+      forwarded: false,
+    });
+    expect(text(answer)).not.toContain('ran with');
+    // Refused at submission: the run is invalid, and the Slack stand-in got nothing.
+    expect((await stack.countersign.approvals.getDecision(body.run_id))?.status).toBe('invalid');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(stack.cards()).toHaveLength(before);
+  });
+
+  it('stops waiting when the client cancels the call, and never forwards it even when approved later', async () => {
+    const controller = new AbortController();
+    const before = stack.cards().length;
+    const result = mcp
+      .callTool({ name: 'delete_record', arguments: { id: 'r7' } }, undefined, { signal: controller.signal })
+      .catch((error: unknown) => error);
+    const posted = await stack.until(() => stack.cards()[before]);
+    const runId = cardRunId(posted);
+    if (runId === undefined) throw new Error('the card names no run');
+    const card = await stack.card(runId);
+    controller.abort('the user pressed stop');
+    expect(await result).toBeInstanceOf(Error);
+    // Give the gateway the cancellation, then approve: nothing may run.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await stack.click('U0OP1', card, 'approve')).status).toBe(200);
+    await stack.rendered(runId);
+    expect((await stack.countersign.approvals.getRun(runId))?.status).toBe('approved');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await stack.countersign.approvals.getOutcomes(runId)).toEqual([]);
+    // The gateway still serves calls after a cancelled one.
+    const read = await mcp.callTool({ name: 'read_status', arguments: { id: 'r7' } });
+    expect(text(read)).toBe('read_status ran with {"id":"r7"}');
   });
 
   it('answers a call nobody decides within COUNTERSIGN_GATEWAY_WAIT with an error, never forwarding it', async () => {

@@ -165,6 +165,11 @@ const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationCon
     raw: plan({ expiresAt: '2026-03-31T10:00:00Z' }),
     message: /expired at 2026-03-31T10:00:00Z/,
   }),
+  blocked: () => ({
+    raw: { ...plan(), ifBlocked: 'refuse' },
+    ctx: withConfig({ policy: freightConfig.pipeline.policy.slice(0, 1) }),
+    message: /step s2: no policy rule covers tool reschedule_delivery/,
+  }),
 };
 
 describe('validate: every diagnostic code', () => {
@@ -271,6 +276,23 @@ describe('validate: phases', () => {
       kind: 'block',
       rule: 'default',
       reason: 'no policy rule covers tool reschedule_delivery',
+    });
+  });
+
+  it('keeps a blocked step for people to see unless the submission says ifBlocked: refuse', () => {
+    const ctx = withConfig({ policy: freightConfig.pipeline.policy.slice(0, 1) });
+    const reviewed = accepted({ ...plan(), ifBlocked: 'review' }, ctx);
+    expect(reviewed.steps[1]?.route.kind).toBe('block');
+    expect(reviewed).not.toHaveProperty('ifBlocked');
+    const refused = rejected({ ...plan(), ifBlocked: 'refuse' }, ctx);
+    expect(refused.phase).toBe('authorize');
+    expect(refused.diagnostics.map((d) => [d.code, d.stepId, d.message])).toEqual([
+      ['blocked', 's2', 'step s2: no policy rule covers tool reschedule_delivery'],
+      ['blocked', 's3', 'step s3: no policy rule covers tool send_reply'],
+    ]);
+    expect(rejected({ ...plan(), ifBlocked: 'never' }).diagnostics[0]).toMatchObject({
+      code: 'invalid_field',
+      message: 'ifBlocked must be "review" or "refuse", got the string "never"',
     });
   });
 

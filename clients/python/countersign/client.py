@@ -174,7 +174,7 @@ class Client:
 
     # -- the API -------------------------------------------------------------------------------
 
-    def submit(self, plan: Mapping[str, Any]) -> Submitted:
+    def submit(self, plan: Mapping[str, Any], *, if_blocked: str | None = None) -> Submitted:
         """Submits a plan (``POST /v1/runs``) and answers once Countersign has validated it.
 
         ``plan`` is the envelope of docs/http-api.md without ``agent``: ``steps`` (``{"id"?,
@@ -184,7 +184,13 @@ class Client:
         sent (``checked_by="client"``), or by the server (``"server"``, with its ``phase`` and
         ``diagnostics``). The same plan under the same run id answers as the first time; another
         plan under it raises ``Conflict`` (``code == "run_exists"``).
+
+        ``if_blocked="refuse"`` (the envelope's ``ifBlocked``) has the server refuse a plan with a step
+        that policy blocks — ``InvalidPlan`` with phase ``authorize`` and code ``blocked`` — instead of
+        posting it; ``"review"`` (the server's default) posts it anyway, for people to see.
         """
+        if if_blocked is not None and isinstance(plan, Mapping):
+            plan = {**plan, "ifBlocked": if_blocked}
         envelope = self._envelope(plan)
         run_id = envelope["runId"]
         try:
@@ -409,6 +415,8 @@ class Client:
             problem("invalid_field", f"runId {run_id!r} is not a run id (letters, digits, - and _)", ["runId"])
         if envelope.setdefault("agent", self.agent) != self.agent:
             problem("invalid_field", f"agent is {envelope['agent']!r}, but this client is {self.agent!r}", ["agent"])
+        if "ifBlocked" in envelope and envelope["ifBlocked"] not in ("review", "refuse"):
+            problem("invalid_field", f'ifBlocked must be "review" or "refuse", not {envelope["ifBlocked"]!r}', ["ifBlocked"])
         if "expiresIn" in envelope and "expiresAt" in envelope:
             problem("invalid_field", "give expiresIn or expiresAt, not both", ["expiresAt"])
         elif isinstance(envelope.get("expiresAt"), datetime):

@@ -1,5 +1,5 @@
 """End to end: a Python agent against a real Countersign and the Slack stand-in (started by the
-TypeScript harness in test/support/python-e2e-server.ts; see conftest.py)."""
+``npm run local-stack``; see conftest.py)."""
 
 from __future__ import annotations
 
@@ -159,6 +159,24 @@ def test_an_invalid_plan_raises_invalid_plan_with_the_servers_phase_and_diagnost
     assert refused.value.phase == "type"
     assert refused.value.diagnostics[0]["stepId"] == "s2"
     assert refused.value.diagnostics[0]["path"] == ["window"]
+
+
+def test_if_blocked_refuse_has_a_blocked_step_refused_at_authorize_naming_the_step(countersign: Countersign) -> None:
+    gateway = Client(countersign.url, countersign.gateway_agent, countersign.gateway_secret)
+    drop_all = {"id": "s1", "tool": "mcp_call",
+                "args": {"tool": "drop_all", "arguments": "{}", "annotations": {"destructiveHint": True}}}
+    with pytest.raises(InvalidPlan) as refused:
+        gateway.submit({"steps": [drop_all], "expiresIn": "5m"}, if_blocked="refuse")
+    assert (refused.value.checked_by, refused.value.phase) == ("server", "authorize")
+    (blocked,) = refused.value.diagnostics
+    assert (blocked["code"], blocked["stepId"]) == ("blocked", "s1")
+    assert "never through an agent" in blocked["message"]
+    assert (gateway.get_decision(refused.value.run_id) or {}).get("status") == "invalid"  # type: ignore[arg-type]
+    # The default posts it for people to see; it stays pending (it can never be approved).
+    assert gateway.submit({"steps": [drop_all], "expiresIn": "5m"}).status == "pending"
+    with pytest.raises(InvalidPlan) as local:
+        gateway.submit({"steps": [drop_all]}, if_blocked="skip")
+    assert (local.value.checked_by, local.value.diagnostics[0]["path"]) == ("client", ["ifBlocked"])
 
 
 def test_a_plan_with_a_fraction_is_refused_before_it_is_sent(client: Client) -> None:

@@ -8,7 +8,8 @@ import type { ToolDefinition, ToolHookContext } from '../tool.ts';
 
 /**
  * Phase 4: the gate. Routes each step by policy (tool and arguments), runs the tools' `checks`,
- * collects `annotate` notes, and for edits enforces may_author and the envelope's immutability.
+ * collects `annotate` notes, and for edits enforces may_author and the envelope's immutability. A
+ * submission with `ifBlocked: 'refuse'` is refused here when policy blocks any step.
  * Runs after `type`, so every tool exists and every step's arguments match its schema.
  */
 export function authorize(plan: PlanEnvelope, ctx: ValidationContext): PhaseResult<ValidatedPlan> {
@@ -24,6 +25,11 @@ export function authorize(plan: PlanEnvelope, ctx: ValidationContext): PhaseResu
     if (!routed.ok) {
       diagnostics.push(diagnostic('authorize', 'check_failed', routed.message, { stepId: step.id }));
       continue;
+    }
+    if (plan.ifBlocked === 'refuse' && routed.route.kind === 'block') {
+      diagnostics.push(
+        diagnostic('authorize', 'blocked', `step ${step.id}: ${routed.route.reason}`, { stepId: step.id }),
+      );
     }
     diagnostics.push(...runChecks(tool, step, hookContext));
     const summary = runSummarize(tool, step, hookContext);

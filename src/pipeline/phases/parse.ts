@@ -4,7 +4,7 @@ import type { PlanLimits, ValidationContext } from '../context.ts';
 import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
 import { parseDuration } from '../duration.ts';
 import { isJsonObject, type JsonObject, type JsonValue, valueAt } from '../json.ts';
-import type { PlanEnvelope, Step } from '../plan.ts';
+import type { IfBlocked, PlanEnvelope, Step } from '../plan.ts';
 import { parseStrictJson } from '../strict-json.ts';
 import type { JsonValueProblem, StrictJsonProblem } from '../strict-json-problems.ts';
 
@@ -16,6 +16,8 @@ export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 // Values were already proven to be JSON by the strict reader, so args and context are only checked to
 // be objects here (re-walking them with z.json() would double the cost of parsing).
 const jsonObject = z.custom<JsonObject>(isJsonObject, 'expected an object');
+
+const IF_BLOCKED = ['review', 'refuse'] as const satisfies readonly IfBlocked[];
 
 const stepSchema = z.strictObject({
   id: z.string().optional(),
@@ -30,6 +32,7 @@ const envelopeSchema = z.strictObject({
   context: jsonObject.optional(),
   expiresAt: z.iso.datetime().optional(),
   expiresIn: z.string().max(32).optional(),
+  ifBlocked: z.enum(IF_BLOCKED).optional(),
   steps: z.array(stepSchema),
 });
 
@@ -40,6 +43,7 @@ const FIELD_EXPECTATIONS: Record<string, string> = {
   context: 'an object',
   expiresAt: 'an ISO 8601 UTC time like 2026-04-06T14:30:00Z',
   expiresIn: `a duration like '2h' or '30m'`,
+  ifBlocked: `"review" or "refuse"`,
   steps: 'a list of steps',
   id: `letters, digits, "-" and "_" (at most 64, starting with a letter or digit)`,
   tool: 'a tool name',
@@ -139,7 +143,16 @@ function settleExpiry(envelope: ParsedEnvelope, expiry: ExpiryRule): PhaseResult
   return ok(new Date(at).toISOString().replace('.000Z', 'Z'));
 }
 
-const ENVELOPE_KEYS = new Set(['runId', 'agent', 'summary', 'context', 'expiresAt', 'expiresIn', 'steps']);
+const ENVELOPE_KEYS = new Set([
+  'runId',
+  'agent',
+  'summary',
+  'context',
+  'expiresAt',
+  'expiresIn',
+  'ifBlocked',
+  'steps',
+]);
 const STEP_KEYS = new Set(['id', 'tool', 'args']);
 const isoDateTime = z.iso.datetime();
 
@@ -151,7 +164,7 @@ const isoDateTime = z.iso.datetime();
 function wellFormedEnvelope(value: JsonValue): ParsedEnvelope | undefined {
   if (!isJsonObject(value)) return undefined;
   for (const key in value) if (!ENVELOPE_KEYS.has(key)) return undefined;
-  const { runId, agent, summary, context, expiresAt, expiresIn, steps } = value;
+  const { runId, agent, summary, context, expiresAt, expiresIn, ifBlocked, steps } = value;
   if (typeof runId !== 'string' || !RUN_ID_PATTERN.test(runId)) return undefined;
   if (typeof agent !== 'string' || !ID_PATTERN.test(agent)) return undefined;
   if (summary !== undefined && (typeof summary !== 'string' || summary.length > 3000)) return undefined;
@@ -159,6 +172,7 @@ function wellFormedEnvelope(value: JsonValue): ParsedEnvelope | undefined {
   if (expiresAt !== undefined && (typeof expiresAt !== 'string' || !isoDateTime.safeParse(expiresAt).success))
     return undefined;
   if (expiresIn !== undefined && (typeof expiresIn !== 'string' || expiresIn.length > 32)) return undefined;
+  if (ifBlocked !== undefined && ifBlocked !== 'review' && ifBlocked !== 'refuse') return undefined;
   if (!Array.isArray(steps)) return undefined;
   for (const step of steps) {
     if (!isJsonObject(step)) return undefined;
@@ -298,6 +312,7 @@ function assignStepIds(envelope: ParsedEnvelope, expiry: ExpiryRule): PhaseResul
   };
   if (envelope.summary !== undefined) plan.summary = envelope.summary;
   if (envelope.context !== undefined) plan.context = envelope.context;
+  if (envelope.ifBlocked !== undefined) plan.ifBlocked = envelope.ifBlocked;
   return ok(plan);
 }
 
