@@ -143,7 +143,11 @@ export const slackBackpressureBenchmark: Benchmark = {
       // of that time included): the work an expiry costs, which decides how fast a storm clears.
       const cpuBefore = await bot.cpu();
       let stormCpuMs: number | undefined;
-      void until(() => expiredAt.size >= expiring, 60_000, () => '')
+      void until(
+        () => expiredAt.size >= expiring,
+        60_000,
+        () => '',
+      )
         .then(async () => {
           stormCpuMs = (await bot.cpu()) - cpuBefore;
         })
