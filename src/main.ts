@@ -237,9 +237,9 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
   // Repair: runs whose committed state Slack may not show (a process died between a commit and its
   // rendering job) get a rendering — all of them at start, then every `repairEveryMs` those overdue.
   const repairEvery = settings.repairEveryMs ?? 5_000;
-  const repair = (olderThan: number) => () =>
+  const repair = (olderThan: number) =>
     repairRenderings(approvals, requestRender, olderThan, periodic.closed);
-  periodic.every(repairEvery, 'render repair', () => repair(clock() - repairEvery)());
+  periodic.every(repairEvery, 'render repair', () => repair(clock() - repairEvery));
   // Each repair tick also expires runs whose timer is late or lost (at Redis's time, §15).
   periodic.every(repairEvery, 'expiry sweep', () =>
     expireOverdue({ service: approvals, stopped: periodic.closed }),
@@ -256,7 +256,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     onError,
     stopped: () => stopping !== undefined,
   });
-  periodic.run('render repair', repair(Number.POSITIVE_INFINITY));
+  periodic.run('render repair', () => repair(Number.POSITIVE_INFINITY));
   return {
     approvals,
     messages,

@@ -16,8 +16,8 @@ export interface TimersWorkerOptions extends TimerDependencies {
    * queue's), so it waits only on Redis: 16 keep a storm of expiries CPU-bound while clicks that
    * arrive meanwhile queue behind fewer of them. Measured with slack_backpressure's storm (1,000
    * expiring among 2,000 pending, the machine shared): approve acks in the storm's first seconds
-   * 59–67 ms at most with 16 against 105–299 ms with 32, the expired decisions' p99 alike (1.7–2.0 s
-   * against 1.9–3.4 s).
+   * 59–67 ms at most with 16 against 105–299 ms with 32, and the expired decisions' p99 no worse
+   * (1.7–2.0 s against 1.9–3.4 s; two trials each, not yet a full benchmark run).
    */
   readonly concurrency?: number;
   /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
@@ -27,7 +27,7 @@ export interface TimersWorkerOptions extends TimerDependencies {
 }
 
 /** Timer jobs processed at once by default (see `TimersWorkerOptions.concurrency`). */
-export const TIMERS_CONCURRENCY = 16;
+const TIMERS_CONCURRENCY = 16;
 
 export type TimersWorker = SupervisedWorker<Worker<TimerJobData, TimerSummary>>;
 

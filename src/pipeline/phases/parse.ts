@@ -172,7 +172,7 @@ function wellFormedEnvelope(value: JsonValue): ParsedEnvelope | undefined {
   if (expiresAt !== undefined && (typeof expiresAt !== 'string' || !isoDateTime.safeParse(expiresAt).success))
     return undefined;
   if (expiresIn !== undefined && (typeof expiresIn !== 'string' || expiresIn.length > 32)) return undefined;
-  if (ifBlocked !== undefined && ifBlocked !== 'review' && ifBlocked !== 'refuse') return undefined;
+  if (ifBlocked !== undefined && !(IF_BLOCKED as readonly unknown[]).includes(ifBlocked)) return undefined;
   if (!Array.isArray(steps)) return undefined;
   for (const step of steps) {
     if (!isJsonObject(step)) return undefined;
