@@ -86,9 +86,47 @@ async function shoot(target: Locator, name: string, docsName?: string): Promise<
 async function switchTo(page: Page, user: string): Promise<void> {
   await page.selectOption('#viewer', user);
   await page.waitForURL(new RegExp(`as=${user}`));
+  // The URL changes at once; the page is theirs once their snapshot is drawn (their ephemerals, not
+  // the previous person's).
+  await page.locator(`[data-viewer="${user}"]`).waitFor({ state: 'attached' });
 }
 
 describe('the demo page in Chromium', () => {
+  it('switching person while a snapshot is loading ends on the new person (a late snapshot of the previous one is not drawn)', async () => {
+    const page = await openAs('U0OP1');
+    await page.locator('[data-viewer="U0OP1"]').waitFor({ state: 'attached' });
+    // Hold Dana's next snapshot until after the switch to Fay: it must not be drawn, nor bring her back.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let heldOne = false;
+    const danasSnapshot = (url: URL) =>
+      url.pathname === '/page/api/state' && url.searchParams.get('user') === 'U0OP1';
+    await page.route(danasSnapshot, async (route) => {
+      if (heldOne) return route.continue();
+      heldOne = true;
+      await held;
+      await route.continue();
+    });
+    // A live update (a message posted) makes the page ask for a snapshot as Dana, the current viewer.
+    const posted = await fetch(new URL('chat.postMessage', demo.slack.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demo.slack.botToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'C0OPS', text: 'a live update while switching' }),
+    });
+    const answer = (await posted.json()) as { ok: boolean };
+    expect(answer.ok).toBe(true);
+    await expect.poll(() => heldOne).toBe(true);
+    await page.selectOption('#viewer', 'U0FIN2');
+    release();
+    await page.locator('[data-viewer="U0FIN2"]').waitFor({ state: 'attached' });
+    await page.waitForTimeout(300); // time for a late snapshot of Dana's to be drawn, if it were
+    expect(await page.locator('[data-viewer]').getAttribute('data-viewer')).toBe('U0FIN2');
+    expect(await page.locator('#viewer').inputValue()).toBe('U0FIN2');
+    await page.context().close();
+  });
+
   it('shows the card; the operator approves it; the card updates and the agent reports approved', async () => {
     const agent = startAgent();
     const runId = await agent.runId;

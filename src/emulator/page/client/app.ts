@@ -82,10 +82,14 @@ function refresh(): void {
 }
 
 async function load(): Promise<void> {
-  const query = page.viewer === '' ? '' : `?user=${encodeURIComponent(page.viewer)}`;
+  const asked = page.viewer;
+  const query = asked === '' ? '' : `?user=${encodeURIComponent(asked)}`;
   const response = await fetch(`/page/api/state${query}`);
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   const snapshot = (await response.json()) as PageSnapshot;
+  // The viewer changed while this was in flight: drawing it would show — and act as — the previous
+  // person (a click right after switching went out as them). The load the change asked for follows.
+  if (page.viewer !== asked) return;
   page.snapshot = snapshot;
   page.viewer = snapshot.viewer;
   render(snapshot);
@@ -137,6 +141,8 @@ function render(snapshot: PageSnapshot): void {
   }
   if (page.home && snapshot.home === null) page.home = false;
   const env = environment(snapshot);
+  // Whose view is drawn (tests wait for it after switching person).
+  ui.channel.setAttribute('data-viewer', snapshot.viewer);
   renderSwitcher(snapshot);
   renderSidebar(snapshot);
 
