@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../examples/freight/plans.ts';
-import { AgentClient, type Decision } from '../src/client/index.ts';
+import { AgentClient, createRunIdGenerator, type Decision } from '../src/client/index.ts';
 import { findFreePort, startRedisServer } from '../src/devtools/redis-server.ts';
 import { createSlackEmulator } from '../src/emulator/index.ts';
 import { signSubmission } from '../src/pipeline/index.ts';
@@ -97,12 +97,16 @@ export const endToEndBenchmark: Benchmark = {
         steps: freightSteps.map((step) => ({ ...step, args: { ...step.args } })),
         expiresIn: '2h',
       };
+      const nextRunId = createRunIdGenerator();
       const subjectRound = async (count: number) => {
         const started: string[] = [];
         await openLoop(count, rate, async (due) => {
-          const { runId } = await agent.submit(plan);
+          // The run is known before it is sent: its card may reach the emulator before the 202
+          // reaches this process.
+          const runId = nextRunId();
           runs.set(runId, { submitted: due });
           started.push(runId);
+          await agent.submit({ ...plan, runId });
         });
         const deadline = performance.now() + 60_000;
         for (;;) {
@@ -224,8 +228,11 @@ export const endToEndBenchmark: Benchmark = {
       );
       const subject: Awaited<ReturnType<typeof subjectRound>>[] = [];
       const baseline: Awaited<ReturnType<typeof baselineRound>>[] = [];
+      let botCpuMs = 0;
       for (let round = 0; round < rounds; round++) {
+        const cpuBefore = await bot.cpu();
         subject.push(await subjectRound(perRound));
+        botCpuMs += (await bot.cpu()) - cpuBefore;
         baseline.push(await baselineRound(perRound));
         log(
           `end_to_end: round ${round + 1}/${rounds}: submit→card p99 ${ms(percentile(subject.at(-1)?.card ?? [], 99))}, submit→decision p99 ${ms(percentile(subject.at(-1)?.total ?? [], 99))}`,
@@ -265,6 +272,16 @@ export const endToEndBenchmark: Benchmark = {
           });
         }
       }
+      rows.push({
+        name: 'end_to_end bot CPU per plan (submit, card, click, decision; user + system)',
+        unit: 'ms',
+        value: twoDecimals(botCpuMs / (rounds * perRound)),
+        baseline: null,
+        ratio: null,
+        spread: 0,
+        target: 'for context',
+        pass: true,
+      });
       rows.push({
         name: 'bot RSS just after start (for context)',
         unit: 'MiB',
