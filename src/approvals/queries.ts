@@ -61,6 +61,12 @@ export class ApprovalQueries {
       : { run: projectRun(this.config, runId, state), revision: Number(snapshot.rev) };
   }
 
+  /** The run's revision alone (one field read), or undefined for an unknown run. */
+  async revisionOf(runId: string): Promise<number | undefined> {
+    const rev = await this.redis.hget(this.keys.forRun(runId).run, 'rev');
+    return rev === null ? undefined : Number(rev);
+  }
+
   /** When the run was last marked changed (ms), or undefined when Slack shows its state. */
   async changedMark(runId: string): Promise<number | undefined> {
     const score = await this.redis.zscore(this.keys.changed, runId);

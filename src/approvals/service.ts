@@ -175,8 +175,15 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** Records where the run's card is (posted once, updated in place for later versions). */
-  async recordPosted(input: PostedInput): Promise<void> {
-    await this.run(input.runId, (ctx, snapshot) => recordPosted(ctx, snapshot, input), { quiet: true });
+  async recordPosted(input: PostedInput): Promise<number | undefined> {
+    const { revision } = await this.commit(
+      input.runId,
+      (ctx, snapshot) => recordPosted(ctx, snapshot, input),
+      {
+        quiet: true,
+      },
+    );
+    return revision;
   }
 
   /** The agent reports a step's outcome; see `recordOutcome` in outcomes.ts. */
@@ -274,6 +281,15 @@ export class ApprovalService extends ApprovalQueries {
     useCase: (ctx: UseCaseContext, snapshot: RunSnapshot) => Attempt<R>,
     options: PublishOptions & { readonly expectAbsent?: boolean; readonly quiet?: boolean } = {},
   ): Promise<R> {
+    return (await this.commit(runId, useCase, options)).result;
+  }
+
+  /** `run`, also answering the revision it committed (undefined when nothing was committed). */
+  private async commit<R>(
+    runId: string,
+    useCase: (ctx: UseCaseContext, snapshot: RunSnapshot) => Attempt<R>,
+    options: PublishOptions & { readonly expectAbsent?: boolean; readonly quiet?: boolean } = {},
+  ): Promise<{ readonly result: R; readonly revision?: number }> {
     const { attempt, snapshot, now, committed, revision } = await commitLoop(
       this.redis,
       this.keys.forRun(runId),
@@ -289,20 +305,20 @@ export class ApprovalService extends ApprovalQueries {
       },
       options,
     );
-    if (!committed || revision === undefined) return attempt.result;
+    if (!committed || revision === undefined) return { result: attempt.result };
     await this.afterCommit(runId, snapshot, attempt as Attempt<R & UseCaseResult>, now);
-    if (options.quiet) return attempt.result;
+    if (options.quiet) return { result: attempt.result, revision };
     const result = attempt.result as UseCaseResult;
     const commit = { runId, revision };
     if (!options.deferPublish) {
       await this.publish(result, commit);
-      return attempt.result;
+      return { result: attempt.result, revision };
     }
     const running = this.publish(result, commit)
       .catch((error: unknown) => this.onError(error, `showing the committed ${result.kind}`, { runId }))
       .finally(() => this.deferred.delete(running));
     this.deferred.add(running);
-    return attempt.result;
+    return { result: attempt.result, revision };
   }
 
   private async afterCommit(

@@ -37,7 +37,13 @@ import { refusedForGood, type SlackGateway, type SlackMessage } from './slack-ga
 export interface RendererDeps {
   readonly runs: Pick<
     ApprovalService,
-    'getRunRevision' | 'getVersion' | 'getOutcomes' | 'recordPosted' | 'markShown' | 'changedMark'
+    | 'getRunRevision'
+    | 'revisionOf'
+    | 'getVersion'
+    | 'getOutcomes'
+    | 'recordPosted'
+    | 'markShown'
+    | 'changedMark'
   >;
   readonly messages: MessageLedger;
   readonly gateway: SlackGateway;
@@ -71,16 +77,20 @@ export class Renderer {
    * its card shows that revision or a later one) ends at once: a burst of commits costs one rendering.
    */
   async converge(runId: string, revision = 0): Promise<void> {
-    if ((await this.deps.runs.changedMark(runId)) === undefined) {
+    let mark = await this.deps.runs.changedMark(runId);
+    if (mark === undefined) {
       const card = (await this.deps.messages.all(runId)).recorded[messageName({ kind: 'card' })];
       if (card?.revision !== undefined && card.revision >= revision) return;
     }
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const mark = await this.deps.runs.changedMark(runId);
+      if (round > 0) mark = await this.deps.runs.changedMark(runId);
       const read = await this.deps.runs.getRunRevision(runId);
-      if (read !== undefined) await this.render(read.run, read.revision);
-      const after = await this.deps.runs.getRunRevision(runId);
-      if (after?.revision === read?.revision) {
+      const own = read === undefined ? undefined : await this.render(read.run, read.revision);
+      const after = read === undefined ? undefined : await this.deps.runs.revisionOf(runId);
+      // Unchanged since the read — or changed only by this rendering's own record of the card's place
+      // (journaled, not shown), committed right on top of what was read.
+      const shown = after === read?.revision || (own === (read?.revision ?? 0) + 1 && after === own);
+      if (shown) {
         // Still looking for late copies of a post: the run stays marked, so the repair loop comes back.
         const verifying = (await this.deps.messages.all(runId)).verifying.size > 0;
         if (mark !== undefined && !verifying) await this.deps.runs.markShown(runId, mark);
@@ -89,13 +99,17 @@ export class Renderer {
     }
   }
 
-  private async render(run: RunView, revision: number): Promise<void> {
+  /** Renders one read of the run; answers the revision of its own record of a card it posted, if any. */
+  private async render(run: RunView, revision: number): Promise<number | undefined> {
     const ledger = await this.deps.messages.all(run.runId);
     let card: MessageRef | undefined;
+    let posted: number | undefined;
     // A run approved by policy at submission never needed anyone: it has no card.
     if (run.decidedBy !== 'policy' || ledger.recorded.card !== undefined) {
       try {
-        card = await this.ensureCard(run, revision, ledger);
+        card = await this.ensureCard(run, revision, ledger, (committed) => {
+          posted = committed;
+        });
       } catch (error) {
         // A channel the bot is not in: reported; the next commit of the run tries again.
         if (refusedForGood(error) === undefined) throw error;
@@ -105,6 +119,7 @@ export class Renderer {
     if (card !== undefined) await this.renderDiffs(run, revision, card, ledger);
     await this.renderEscalations(run, revision, ledger);
     await this.verifyPosts(run.runId, ledger);
+    return posted;
   }
 
   /**
@@ -136,7 +151,12 @@ export class Renderer {
     }
   }
 
-  private async ensureCard(run: RunView, revision: number, ledger: Ledger): Promise<MessageRef> {
+  private async ensureCard(
+    run: RunView,
+    revision: number,
+    ledger: Ledger,
+    onRecorded: (revision: number | undefined) => void,
+  ): Promise<MessageRef> {
     const channel = this.deps.config.agents[run.agent]?.channel;
     if (channel === undefined)
       throw new CountersignError('not_configured', `agent ${run.agent} has no channel configured`);
@@ -150,7 +170,7 @@ export class Renderer {
       message,
       async (ref) => {
         // The card's place is journaled (`posted`), as the first thing Slack showed of the run.
-        await this.deps.runs.recordPosted({ runId: run.runId, version: run.version, ...ref });
+        onRecorded(await this.deps.runs.recordPosted({ runId: run.runId, version: run.version, ...ref }));
       },
       { channel },
     );
