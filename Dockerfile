@@ -27,4 +27,4 @@ EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # Signals reach node directly (exec form): SIGTERM stops it within 10 s.
-CMD ["node", "--max-semi-space-size=4", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=4", "--expose-gc", "dist/src/main.js"]

@@ -42,7 +42,7 @@ PORT=$(free_port)
   SLACK_BOT_TOKEN="$SLACK_BOT_TOKEN" SLACK_SIGNING_SECRET=prod-smoke-signing-secret SLACK_API_URL="$SLACK_API_URL" \
   REDIS_URL="redis://127.0.0.1:$REDIS_PORT" COUNTERSIGN_SIGNING_KEY_FILE="$WORK/key.pem" \
   COUNTERSIGN_CONFIG=examples/freight/countersign.config.ts FREIGHT_AGENT_SECRET=prod-smoke-agent-secret-0123456789 \
-  PORT="$PORT" node --max-semi-space-size=4 dist/src/main.js >"$WORK/bot.log" 2>&1) &
+  PORT="$PORT" node --max-semi-space-size=4 --expose-gc dist/src/main.js >"$WORK/bot.log" 2>&1) &
 BOT=$!
 PIDS+=($BOT)
 wait_for "$WORK/bot.log" 'listening' 30

@@ -37,6 +37,7 @@ const countersign = await startCountersign({
   },
   port: Number(env('PORT')),
   logLevel: 'error',
+  collectWhenIdle: true,
 });
 process.on('message', (message) => {
   if (message === 'rss') process.send?.({ rss: process.memoryUsage().rss });

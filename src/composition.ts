@@ -194,3 +194,57 @@ export function periodicWork(onError: ErrorReporter) {
     },
   };
 }
+
+export interface IdleCollectorOptions {
+  /** V8's full collection (`globalThis.gc`, present when Node runs with `--expose-gc`). */
+  readonly gc: () => void;
+  /** Heap in use (garbage included), bytes. */
+  readonly heapUsed?: () => number;
+  /** CPU time used by the process so far, ms. */
+  readonly cpuMs?: () => number;
+  /** How often the process is looked at (default 1 s). */
+  readonly everyMs?: number;
+  /** A look that found the process using less CPU than this share of the time is idle (default 0.1). */
+  readonly idleShare?: number;
+  /** Collect only once this much was allocated since the last collection (default 16 MiB). */
+  readonly minGrowth?: number;
+}
+
+/**
+ * Hands memory back once a burst is over. V8 collects when it allocates, not when the process goes
+ * quiet, so after a burst of plans the heap keeps the burst's garbage until the next one: measured on
+ * the bot after 800 plans, 76 MiB of heap for 33 MiB in use and an RSS of 148 MiB, unchanged after
+ * 40 s idle. The collector runs a full collection when a look (every second) finds the process idle
+ * and the heap grown by `minGrowth` since the last one, and a second one at the next idle look: the
+ * first frees the heap, the second what the first left to finalizers (Buffers' memory outside the
+ * heap) — measured, RSS 177 → 148 MiB after one, 115 MiB after two. Tens of ms each, only when nothing
+ * else is waiting. Returns its stop function.
+ */
+export function startIdleCollector(options: IdleCollectorOptions): () => void {
+  const heapUsed = options.heapUsed ?? (() => process.memoryUsage().heapUsed);
+  const cpuMs =
+    options.cpuMs ??
+    (() => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1000;
+    });
+  const everyMs = options.everyMs ?? 1000;
+  const idleShare = options.idleShare ?? 0.1;
+  const minGrowth = options.minGrowth ?? 16 * 2 ** 20;
+  let baseline = heapUsed();
+  let lastCpu = cpuMs();
+  let followUp = false;
+  const interval = setInterval(() => {
+    const cpu = cpuMs();
+    const idle = cpu - lastCpu < everyMs * idleShare;
+    lastCpu = cpu;
+    if (!idle) return;
+    if (!followUp && heapUsed() - baseline < minGrowth) return;
+    options.gc();
+    followUp = !followUp;
+    baseline = heapUsed();
+    lastCpu = cpuMs(); // the collection's own CPU is not activity
+  }, everyMs);
+  interval.unref();
+  return () => clearInterval(interval);
+}

@@ -19,6 +19,7 @@ import {
   repairRenderings,
   reporter,
   secretsIn,
+  startIdleCollector,
 } from './composition.ts';
 import { rateLimitOf } from './config/config-types.ts';
 import { type CountersignConfig, isConfigError } from './config/define-config.ts';
@@ -84,6 +85,11 @@ export interface CountersignSettings {
    */
   readonly guardProcess?: boolean;
   /**
+   * Run V8's full collection when the process goes idle after a burst (`startIdleCollector`), if Node
+   * runs with `--expose-gc` (`npm start` does). A process-wide setting, like `guardProcess`.
+   */
+  readonly collectWhenIdle?: boolean;
+  /**
    * How often runs whose rendering is overdue (marked changed over this long ago) are rendered again
    * (default 5 s).
    */
@@ -122,6 +128,9 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       ? logger.debug({ ...fields, err: error }, context)
       : onError(error, context, fields);
   const unguard = settings.guardProcess === true ? guardProcess(onError) : () => {};
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const stopCollector =
+    settings.collectWhenIdle === true && gc !== undefined ? startIdleCollector({ gc }) : () => {};
   const secretOf = (agent: string) =>
     Object.hasOwn(settings.secrets, agent) ? settings.secrets[agent] : undefined;
   const { redis } = connections;
@@ -275,6 +284,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
         await approvals.drain();
         await closeAll(timers, webhooks, render, connections);
         unguard();
+        stopCollector();
       })();
       return stopping;
     },
@@ -329,6 +339,7 @@ async function main(): Promise<void> {
     logLevel: env.env.LOG_LEVEL,
     ...(env.env.METRICS_TOKEN === undefined ? {} : { metricsToken: env.env.METRICS_TOKEN }),
     guardProcess: true,
+    collectWhenIdle: true,
   });
   const { logger } = countersign;
   installShutdownHandlers([() => countersign.stop()], {
