@@ -75,7 +75,9 @@ export function buildEditModal(model: EditModalModel): ModalView {
   const blocks: KnownBlock[] = [
     context(introText(layout)),
     ...(layout.mode === 'step_by_step' ? [stepPicker(layout)] : []),
-    ...layout.shown.flatMap((slot) => stepBlocks(slot, config, model.editorId)),
+    ...layout.shown.flatMap((slot) =>
+      stepBlocks(slot, config, model.editorId, slot.id === layout.focusStepId),
+    ),
     divider(),
     removeStepsInput(layout),
     ...(addable.length === 0 ? [] : [addStepSelect(addable)]),
@@ -101,6 +103,9 @@ function introText(layout: EditLayout): string {
   const lines = [
     `Editing version ${layout.baseVersion} of run \`${escapeMrkdwn(layout.runId)}\`. Saving creates version ${next}: steps you add or change need approval again; steps you leave alone keep theirs.`,
   ];
+  if (layout.mode === 'whole' && layout.focusStepId !== undefined) {
+    lines.push(`Step \`${escapeMrkdwn(layout.focusStepId)}\` is shown first; the other steps follow.`);
+  }
   if (layout.mode === 'step_by_step') {
     lines.push(
       'This plan is too large to edit at once: choose a step, change it and save; then edit the next one.',
@@ -127,7 +132,7 @@ function stepPicker(layout: EditLayout): KnownBlock {
   };
 }
 
-function stepBlocks(slot: StepSlot, config: ViewConfig, editorId: string): KnownBlock[] {
+function stepBlocks(slot: StepSlot, config: ViewConfig, editorId: string, focused: boolean): KnownBlock[] {
   const lines = [
     `${stepHeading({ step: { id: slot.id, tool: slot.toolName }, position: slot.position, tool: slot.tool })}${slot.isNew ? ' · _new step_' : ''}`,
   ];
@@ -146,7 +151,10 @@ function stepBlocks(slot: StepSlot, config: ViewConfig, editorId: string): Known
       : [context(`…and ${plural(slot.hiddenFields, 'more field')} not shown here; they keep their values.`)];
   return [
     { type: 'section', text: mrkdwn(lines.join('\n')) },
-    ...slot.fields.map((field) => fieldBlock(field)),
+    // The focused step's first input takes the cursor (Slack allows one focus_on_load per view).
+    ...slot.fields.map((field) =>
+      fieldBlock(field, { focus: focused && field === slot.fields.find((f) => f.input !== 'fixed') }),
+    ),
     ...hidden,
   ];
 }

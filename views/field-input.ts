@@ -10,7 +10,7 @@ import { EDIT_IDS, type FieldSlot, type InputKind } from './edit-layout.ts';
 import { clipMrkdwn } from './mrkdwn.ts';
 
 /** One input block per field, or a context line for a value no input can hold. */
-export function fieldBlock(slot: FieldSlot): KnownBlock {
+export function fieldBlock(slot: FieldSlot, options: { readonly focus?: boolean } = {}): KnownBlock {
   const { field } = slot;
   if (slot.input === 'fixed') {
     return context(
@@ -22,12 +22,17 @@ export function fieldBlock(slot: FieldSlot): KnownBlock {
     type: 'input',
     block_id: slot.blockId,
     label: plain(`${field.label}${money}`, LIMITS.inputLabel),
-    element: inputElement(slot),
+    element: options.focus === true ? withFocus(inputElement(slot)) : inputElement(slot),
     // Unchecked is an answer for a checkbox, so it never blocks the form.
     optional: field.optional || field.nullable || slot.input === 'checkbox',
   };
   if (field.kind === 'money') return { ...block, hint: plain(moneyHint(field), 2000) };
   return block;
+}
+
+/** The element with `focus_on_load` (every element the form uses takes it; a file input would not). */
+function withFocus(element: InputBlockElement): InputBlockElement {
+  return element.type === 'file_input' ? element : { ...element, focus_on_load: true };
 }
 
 /** "A decimal amount of at least $0.01, e.g. 1489.00": the bounds in the currency, an example within them. */

@@ -23,14 +23,20 @@ import { selectSchema, viewSubmissionSchema } from '../payloads.ts';
 import { type Click, type ClickMiddleware, clickOf, targetOf } from './click.ts';
 import type { ListenerDeps } from './deps.ts';
 
-/** `edit` on a card, an escalation message or the "plan changed" view. */
+/** `edit` on a card, an escalation message, the "plan changed" view, or a consistency warning (with a step). */
 export function editClickListener(deps: ListenerDeps): ClickMiddleware {
   return async (args) => {
     const click = clickOf(args);
-    const { runId, version } = targetOf(args);
+    const { runId, version, stepId } = targetOf(args);
     const answer = await deps.approvals.mayEdit({ runId, version, userId: click.userId });
     await click.acknowledge();
-    await showForm(deps, click, editView(deps, answer, click.userId, { baseVersion: version, added: [] }));
+    // "Edit s3" (a consistency warning) opens the form at that step.
+    const session = {
+      baseVersion: version,
+      added: [],
+      ...(stepId === undefined ? {} : { focusStepId: stepId }),
+    };
+    await showForm(deps, click, editView(deps, answer, click.userId, session));
   };
 }
 
