@@ -214,4 +214,49 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
     expect(visibleText(diffV3.blocks)).not.toMatch(/still says/);
     expect((await stack.countersign.approvals.getRun(runId))?.current.plan.steps[2]?.args.body).toBe(body);
   });
+
+  it('says at each field what is wrong in the person’s terms: letters in the amount, text over its limit', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+    const view = await stack.select(
+      'U0FIN1',
+      await stack.openModal('U0FIN1', card, 'edit'),
+      'add_step',
+      addedRefundStep.tool,
+    );
+    // The amount is a text input: what was typed reaches the bot as typed (a number input would drop letters).
+    expect(JSON.stringify(view.blocks)).not.toMatch(/number_input|max_length/);
+    const submit = (changes: Parameters<typeof submittedValues>[1]) =>
+      stack.submit(
+        'U0FIN1',
+        view,
+        submittedValues(view, {
+          'arg:s4:invoice_id': stateValue.plainText(REFUND.invoiceId),
+          'arg:s4:amount': stateValue.plainText('$1,489.00'),
+          ...changes,
+        }),
+      );
+
+    expect((await submit({ 'arg:s4:amount': stateValue.plainText('1489 dollars') })).body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s4:amount': '"1489 dollars" is not an amount (write it like 1489.00)' },
+    });
+    expect((await submit({ 'arg:s1:note': stateValue.plainText('n'.repeat(2_001)) })).body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s1:note': 'This is 2,001 characters; it can hold at most 2,000. Shorten it by 1.' },
+    });
+    // Far past every limit (a hand-made request): still at the field, with no path and nothing in cents.
+    const bypass = await submit({ 'arg:s1:note': stateValue.plainText('n'.repeat(10_001)) });
+    expect(bypass.body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s1:note': 'This is 10,001 characters; it can hold at most 2,000. Shorten it by 8,001.' },
+    });
+    expect((await stack.countersign.approvals.getRun(runId))?.version).toBe(1);
+
+    // "$1,489.00" as typed is read exactly.
+    const saved = await submit({});
+    expect(saved.status).toBe(200);
+    const run = await stack.countersign.approvals.getRun(runId);
+    expect(run?.current.plan.steps.find((step) => step.id === 's4')?.args.amount).toBe(148_900);
+  });
 });

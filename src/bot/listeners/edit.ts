@@ -102,7 +102,10 @@ export function editSubmissionListener(deps: ListenerDeps) {
     const edit = { runId, baseVersion, editorId: user.id, steps: read.steps };
     // The form must be answered within 3 s: Slack is brought up to date after the answer.
     const result = await deps.approvals.applyEdit(edit, { deferPublish: true });
-    await args.ack(editResultAck(result, { ...time, baseVersion, inputBlockIds: read.inputBlockIds }));
+    const stepIds = read.steps.map((step) => step.id ?? '');
+    await args.ack(
+      editResultAck(result, { ...time, baseVersion, inputBlockIds: read.inputBlockIds, stepIds }),
+    );
   };
 }
 
