@@ -21,6 +21,7 @@ import {
   type StepSlot,
 } from './edit-layout.ts';
 import { editRefusalModal } from './edit-modal.ts';
+import { tooLongMessage } from './input-messages.ts';
 import { truncate } from './mrkdwn.ts';
 import type { ViewConfig } from './view-config.ts';
 
@@ -140,7 +141,7 @@ function readField(slot: FieldSlot, state: ElementState | undefined): FieldRead 
       if (typed === '') return empty(slot);
       const limit = field.maxLength;
       return limit !== undefined && typed.length > limit
-        ? { ok: false, message: tooLong(typed.length, limit) }
+        ? { ok: false, message: tooLongMessage(typed.length, limit) }
         : { ok: true, value: typed };
     }
     case 'integer': {
@@ -216,12 +217,6 @@ function empty(slot: FieldSlot): FieldRead {
   if (slot.field.optional) return { ok: true, value: OMIT };
   if (slot.field.nullable) return { ok: true, value: null };
   return { ok: false, message: 'This field is required.' };
-}
-
-/** "This is 2,134 characters; it can hold at most 2,000. Shorten it by 134." */
-function tooLong(length: number, limit: number): string {
-  const n = (count: number) => count.toLocaleString('en-US');
-  return `This is ${n(length)} characters; it can hold at most ${n(limit)}. Shorten it by ${n(length - limit)}.`;
 }
 
 function capitalize(text: string): string {
@@ -320,7 +315,7 @@ function atArgument(diagnostic: Diagnostic, stepIds: readonly string[]): Diagnos
 function atField(diagnostic: Diagnostic): string {
   if (diagnostic.code === 'string_too_long') {
     const counts = /is (\d+) characters long; the limit is (\d+)/.exec(diagnostic.message);
-    if (counts) return tooLong(Number(counts[1]), Number(counts[2]));
+    if (counts) return tooLongMessage(Number(counts[1]), Number(counts[2]));
     return 'This is longer than Countersign accepts; shorten it.';
   }
   if (diagnostic.phase === 'type' && diagnostic.stepId !== undefined && diagnostic.path !== undefined) {
@@ -328,7 +323,7 @@ function atField(diagnostic: Diagnostic): string {
     if (diagnostic.message.startsWith(prefix)) {
       const rest = diagnostic.message.slice(prefix.length);
       const counts = /^must be at most (\d+) characters \(got (\d+)\)$/.exec(rest);
-      if (counts) return tooLong(Number(counts[2]), Number(counts[1]));
+      if (counts) return tooLongMessage(Number(counts[2]), Number(counts[1]));
       return `${capitalize(rest.replace(/^is /, ''))}.`.replace(/\.\.$/, '.');
     }
   }

@@ -7,6 +7,7 @@ import { CountersignError, formatMoney, moneyToDecimal } from '../src/pipeline/i
 import { formatArgValue } from './arg-fields.ts';
 import { context, LIMITS, option, plain } from './blocks.ts';
 import { EDIT_IDS, type FieldSlot, type InputKind } from './edit-layout.ts';
+import { lengthHint } from './input-messages.ts';
 import { clipMrkdwn } from './mrkdwn.ts';
 
 /** One input block per field, or a context line for a value no input can hold. */
@@ -32,14 +33,9 @@ export function fieldBlock(slot: FieldSlot, options: { readonly focus?: boolean 
     field.maxLength !== undefined &&
     field.maxLength < LIMITS.plainTextInput
   ) {
-    return { ...block, hint: plain(`Up to ${groupDigits(field.maxLength)} characters.`, 2000) };
+    return { ...block, hint: plain(lengthHint(field.maxLength), 2000) };
   }
   return block;
-}
-
-/** 2000 → "2,000". */
-function groupDigits(count: number): string {
-  return String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** The element with `focus_on_load` (every element the form uses takes it; a file input would not). */
