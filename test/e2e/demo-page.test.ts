@@ -189,7 +189,13 @@ describe('the demo page in Chromium', () => {
     await waitForText(modal, 'new step');
     await expect(modal.getByLabel('New delivery date').inputValue()).resolves.toBe('2026-04-06');
     await modal.getByLabel('Invoice').fill('in_74119');
-    await modal.getByLabel('Amount (USD)').fill('1489.00');
+    // Letters in the amount stay as typed and are refused at the field, in words (not "required").
+    await modal.getByLabel('Amount (USD)').fill('1.489,00 EUR');
+    await modal.getByRole('button', { name: 'Save as version 3' }).click();
+    const amountError = modal.locator('[data-block-id="arg:s4:amount"] [role="alert"]');
+    await waitForText(amountError, '"1.489,00 EUR" is not an amount (write it like 1489.00)');
+    await shoot(modal, 'edit-modal-amount-error.png');
+    await modal.getByLabel('Amount (USD)').fill('$1,489.00');
     await modal.getByRole('button', { name: 'Save as version 3' }).click();
     await modal.waitFor({ state: 'detached' });
     await waitForText(card, 'version 3');
