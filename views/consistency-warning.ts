@@ -76,7 +76,15 @@ export function consistencyWarningBlocks(input: {
             accessory: button({
               actionId: 'edit',
               text: `Edit ${stepId}`,
-              value: encodeButtonValue({ runId: input.runId, version: input.version, stepId }),
+              // The cursor goes to the first field that still quotes the old value.
+              value: encodeButtonValue({
+                runId: input.runId,
+                version: input.version,
+                stepId,
+                ...(quotes[0] !== undefined && quotes[0].path.join('.').length <= 200
+                  ? { argPath: quotes[0].path.join('.') }
+                  : {}),
+              }),
             }),
           }
         : {}),

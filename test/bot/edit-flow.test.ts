@@ -199,6 +199,11 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
     expect(view.title?.text).toBe('Edit plan v2');
     const inputs = blockIds(view.blocks).filter((id) => id.startsWith('arg:'));
     expect(inputs.slice(0, 2)).toEqual(['arg:s3:ticket_id', 'arg:s3:body']);
+    // The cursor in the reply, the field that still quotes the old date.
+    expect(JSON.stringify(view.blocks.find((block) => block.block_id === 'arg:s3:body'))).toContain(
+      '"focus_on_load":true',
+    );
+    expect(JSON.stringify(view.blocks).match(/focus_on_load/g)).toHaveLength(1);
 
     const body =
       'Hi Marta, sorry about the missed delivery. We have rebooked it for Monday 6 April, before noon.';

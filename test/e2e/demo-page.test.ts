@@ -274,10 +274,10 @@ describe('the demo page in Chromium', () => {
     await waitForText(modal, 'Step s3 is shown first');
     const firstInput = modal.locator('[data-block-id^="arg:"]').first();
     expect(await firstInput.getAttribute('data-block-id')).toBe('arg:s3:ticket_id');
-    // The cursor is in s3's first field (focus_on_load), as Slack puts it there.
+    // The cursor is in the reply, the field that still quotes the old date (focus_on_load).
     const focused =
       "document.activeElement?.closest('[data-block-id]')?.getAttribute('data-block-id') ?? null";
-    await expect.poll(() => page.evaluate(focused)).toBe('arg:s3:ticket_id');
+    await expect.poll(() => page.evaluate(focused)).toBe('arg:s3:body');
     const reply = modal.getByLabel('Reply', { exact: true });
     expect(await reply.inputValue()).toContain('Friday 3 April');
     const fixed = (await reply.inputValue()).replace('Friday 3 April', 'Monday 6 April');

@@ -37,7 +37,7 @@ describe('consistency warnings', () => {
               "type": "plain_text",
             },
             "type": "button",
-            "value": "{"r":"run-freight-1","v":2,"s":"s3"}",
+            "value": "{"r":"run-freight-1","v":2,"s":"s3","a":"body"}",
           },
           "text": {
             "text": "⚠️ *\`s3\` still says "Friday 3 April"* (Reply); \`s2\` now says Sat 4 Apr 2026 (New delivery date). Check it before approving.",
@@ -91,19 +91,28 @@ describe('consistency warnings', () => {
     expect(blocks[2]?.text?.text).toMatch(/2 more steps still quote a value this edit changed:\* `s4`, `s5`/);
   });
 
-  it('the edit form opened at s3 shows it first, with the cursor in its first field', () => {
+  it('the edit form opened at s3 shows it first, with the cursor in the field that quotes the old value', () => {
     const view = buildEditModal({
       run: runView(current),
       config: freightConfig,
       editorId: 'U0OP1',
       focusStepId: 's3',
+      focusField: 'arg:s3:body',
     });
     expect(checkView(view)).toEqual([]);
     const inputs = (view.blocks as Block[]).filter((block) => block.type === 'input');
     expect(inputs[0]?.block_id).toBe('arg:s3:ticket_id');
-    expect(inputs.filter((block) => block.element?.focus_on_load === true).map((b) => b.block_id)).toEqual([
-      'arg:s3:ticket_id',
-    ]);
+    const focused = (v: typeof view) =>
+      (v.blocks as Block[]).filter((block) => block.element?.focus_on_load === true).map((b) => b.block_id);
+    expect(focused(view)).toEqual(['arg:s3:body']);
+    // Without a field (or one the step lacks), the step's first input.
+    const first = buildEditModal({
+      run: runView(current),
+      config: freightConfig,
+      editorId: 'U0OP1',
+      focusStepId: 's3',
+    });
+    expect(focused(first)).toEqual(['arg:s3:ticket_id']);
     expect(JSON.stringify(view.blocks)).toContain('Step `s3` is shown first');
     expect(JSON.parse(view.private_metadata ?? '{}')).toMatchObject({ f: 's3' });
   });

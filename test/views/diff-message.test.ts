@@ -105,7 +105,7 @@ describe('diff message', () => {
                 "type": "plain_text",
               },
               "type": "button",
-              "value": "{"r":"run-freight-1","v":2,"s":"s3"}",
+              "value": "{"r":"run-freight-1","v":2,"s":"s3","a":"body"}",
             },
             "text": {
               "text": "⚠️ *\`s3\` still says "Friday 3 April"* (Reply); \`s2\` now says Sat 4 Apr 2026 (New delivery date). Check it before approving.",
@@ -167,7 +167,7 @@ describe('diff message', () => {
       'revert_step {"r":"run-freight-1","v":2,"s":"s2"}',
       'remove_step {"r":"run-freight-1","v":2,"s":"s4"}',
       // The reply still says Friday 3 April: its consistency warning opens the form at s3.
-      'edit {"r":"run-freight-1","v":2,"s":"s3"}',
+      'edit {"r":"run-freight-1","v":2,"s":"s3","a":"body"}',
       'approve {"r":"run-freight-1","v":2}',
       'discard_edit {"r":"run-freight-1","v":2}',
     ]);

@@ -7,6 +7,7 @@
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs } from '@slack/bolt';
 import type { ModalView } from '@slack/types';
 import {
+  argBlockId,
   buildEditModal,
   buildFormTooLateNotice,
   buildNotice,
@@ -27,7 +28,7 @@ import type { ListenerDeps } from './deps.ts';
 export function editClickListener(deps: ListenerDeps): ClickMiddleware {
   return async (args) => {
     const click = clickOf(args);
-    const { runId, version, stepId } = targetOf(args);
+    const { runId, version, stepId, argPath } = targetOf(args);
     const answer = await deps.approvals.mayEdit({ runId, version, userId: click.userId });
     await click.acknowledge();
     // "Edit s3" (a consistency warning) opens the form at that step.
@@ -35,6 +36,9 @@ export function editClickListener(deps: ListenerDeps): ClickMiddleware {
       baseVersion: version,
       added: [],
       ...(stepId === undefined ? {} : { focusStepId: stepId }),
+      ...(stepId === undefined || argPath === undefined
+        ? {}
+        : { focusField: argBlockId(stepId, argPath.split('.')) }),
     };
     await showForm(deps, click, editView(deps, answer, click.userId, session));
   };
@@ -114,7 +118,10 @@ function editView(
   deps: ListenerDeps,
   answer: ClickAnswer,
   editorId: string,
-  session: Pick<EditMetadata, 'baseVersion' | 'added' | 'focusStepId'> & { readonly addedTool?: string },
+  session: Pick<EditMetadata, 'baseVersion' | 'added' | 'focusStepId'> & {
+    readonly addedTool?: string;
+    readonly focusField?: string;
+  },
 ): ModalView {
   const now = deps.clock();
   if (!answer.ok) return editRefusalModal(answer.refusal, { now, baseVersion: session.baseVersion });
@@ -125,6 +132,7 @@ function editView(
     added: session.added,
     focusStepId: session.focusStepId,
     addedTool: session.addedTool,
+    focusField: session.focusField,
     now,
   });
 }
