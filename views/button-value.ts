@@ -10,6 +10,8 @@ export interface ButtonValue {
   readonly runId: string;
   readonly version: number;
   readonly stepId?: string;
+  /** For "Edit <step>" (a consistency warning): the argument to put the cursor in, its path joined with `.`. */
+  readonly argPath?: string;
 }
 
 /**
@@ -21,9 +23,15 @@ export const buttonValueSchema = z
     r: z.string().regex(RUN_ID_PATTERN),
     v: z.int().min(1),
     s: z.string().regex(ID_PATTERN).optional(),
+    a: z.string().min(1).max(200).optional(),
   })
   .transform(
-    ({ r, v, s }): ButtonValue => ({ runId: r, version: v, ...(s === undefined ? {} : { stepId: s }) }),
+    ({ r, v, s, a }): ButtonValue => ({
+      runId: r,
+      version: v,
+      ...(s === undefined ? {} : { stepId: s }),
+      ...(a === undefined ? {} : { argPath: a }),
+    }),
   );
 
 /**
@@ -35,6 +43,7 @@ export function encodeButtonValue(value: ButtonValue): string {
     r: value.runId,
     v: value.version,
     ...(value.stepId === undefined ? {} : { s: value.stepId }),
+    ...(value.argPath === undefined ? {} : { a: value.argPath }),
   });
 }
 

@@ -12,6 +12,7 @@ import {
   section,
 } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
+import { consistencyWarningBlocks, staleQuotesSince } from './consistency-warning.ts';
 import { escalatedLines } from './escalation-rights.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural, quoteLines } from './mrkdwn.ts';
@@ -41,6 +42,11 @@ export interface ApprovalCardModel {
   readonly version?: StoredVersion;
   /** What the agent reported for each step after approval (the latest per step counts). */
   readonly outcomes?: readonly StepOutcome[];
+  /**
+   * Earlier versions to compare the shown one with (the agent's and the one it was edited from): a
+   * pending card warns about steps that still quote a value changed since (consistency-warning.ts).
+   */
+  readonly earlierVersions?: readonly StoredVersion[];
 }
 
 /** Header, status, divider, context, actions: every block that is not a step (besides the agent's words). */
@@ -73,7 +79,8 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
   }));
 
   const agentWords = agentSection(shown.plan.summary, shown.plan.context);
-  const room = LIMITS.messageBlocks - FIXED_BLOCKS - (agentWords === undefined ? 0 : 1);
+  const warnings = actionable ? cardConsistencyBlocks(model, shown) : [];
+  const room = LIMITS.messageBlocks - FIXED_BLOCKS - (agentWords === undefined ? 0 : 1) - warnings.length;
   const full = inputs.length <= room ? inputs : inputs.slice(0, room - 1);
   const rest = inputs.slice(full.length);
   const stepOptions = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
@@ -81,6 +88,7 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
   const blocks: KnownBlock[] = [
     header(headerText(run, shown, steps.length)),
     section([lifecycleText(run, shown.version, time) ?? pendingText(run, steps, time)]),
+    ...warnings,
     ...(agentWords === undefined ? [] : [agentWords]),
     divider(),
     ...full.map((input) => stepSection(input, stepOptions)),
@@ -89,6 +97,20 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
     ...(actionable ? [approvalActions({ runId: run.runId, version: run.version, steps, config })] : []),
   ];
   return { text: fallbackText(run, shown, steps.length), blocks };
+}
+
+function cardConsistencyBlocks(model: ApprovalCardModel, shown: StoredVersion): KnownBlock[] {
+  const earlier = (model.earlierVersions ?? []).filter((version) => version.version < shown.version);
+  if (earlier.length === 0) return [];
+  return consistencyWarningBlocks({
+    runId: model.run.runId,
+    version: shown.version,
+    quotes: staleQuotesSince(earlier, shown, model.config),
+    current: shown,
+    config: model.config,
+    actionable: true,
+    ...(model.tz === undefined ? {} : { tz: model.tz }),
+  });
 }
 
 function statusWord(run: RunView, shown: StoredVersion): string {

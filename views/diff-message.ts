@@ -14,6 +14,7 @@ import { type ArgField, argFields, formatArgLines, formatArgValue } from './arg-
 import { button, context, LIMITS, mrkdwn, type SlackMessage, section } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
 import { approveButton } from './card.ts';
+import { consistencyWarningBlocks, staleQuotesSince } from './consistency-warning.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mention, plural } from './mrkdwn.ts';
 import { stepSection, stepStanding, toolTitle } from './step-section.ts';
@@ -55,7 +56,8 @@ export function buildDiffMessage(model: DiffMessageModel): SlackMessage {
   const time = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
   const actionable = model.run === undefined || isActionable(model.run, current.version);
   const outcome = model.run === undefined ? undefined : lifecycleText(model.run, current.version, time);
-  const room = LIMITS.messageBlocks - FIXED_BLOCKS - (outcome === undefined ? 0 : 1);
+  const warnings = actionable ? diffConsistencyBlocks(model) : [];
+  const room = LIMITS.messageBlocks - FIXED_BLOCKS - (outcome === undefined ? 0 : 1) - warnings.length;
   const shown = diff.changes.length <= room ? diff.changes : diff.changes.slice(0, room - 1);
   const rest = diff.changes.slice(shown.length);
 
@@ -64,6 +66,7 @@ export function buildDiffMessage(model: DiffMessageModel): SlackMessage {
     ...(outcome === undefined ? [] : [section([outcome])]),
     ...shown.map((change) => changeSection(change, model, actionable)),
     ...(rest.length === 0 ? [] : [moreChangesSection(rest)]),
+    ...warnings,
     section([reapprovalText(diff)]),
     context(
       [
@@ -76,6 +79,19 @@ export function buildDiffMessage(model: DiffMessageModel): SlackMessage {
     ...(actionable ? [diffActions(model)] : []),
   ];
   return { text: headline(model), blocks };
+}
+
+/** Steps that still quote a value this edit changed, each with an "Edit <step>" button. */
+function diffConsistencyBlocks(model: DiffMessageModel): KnownBlock[] {
+  return consistencyWarningBlocks({
+    runId: model.runId,
+    version: model.current.version,
+    quotes: staleQuotesSince([model.previous], model.current, model.config),
+    current: model.current,
+    config: model.config,
+    actionable: true,
+    ...(model.tz === undefined ? {} : { tz: model.tz }),
+  });
 }
 
 /** "<@U0FIN1> edited the plan: 1 step added, 1 changed → version 2" */

@@ -170,8 +170,8 @@ const OVERHEAD_BLOCKS = 4;
 
 /**
  * Lays out the edit modal for `run`'s current version. Steps in `added` whose id is already taken or
- * whose tool the config lacks are dropped; `focusStepId` only matters when the plan is too large to be
- * edited at once.
+ * whose tool the config lacks are dropped; `focusStepId` is the step shown (a plan too large to be
+ * edited at once), or shown first (a form opened at a step).
  */
 export function planEditLayout(input: {
   readonly run: RunView;
@@ -205,11 +205,20 @@ export function planEditLayout(input: {
     }));
   const base = { runId: run.runId, baseVersion: run.version, existing, added };
 
+  const focus = slots.find((slot) => slot.id === input.focusStepId && !slot.isNew);
   const wholeBlocks = OVERHEAD_BLOCKS + slots.reduce((sum, slot) => sum + 1 + slot.fields.length, 0);
-  if (wholeBlocks <= LIMITS.viewBlocks) return { ...base, mode: 'whole', shown: slots };
+  if (wholeBlocks <= LIMITS.viewBlocks) {
+    // A form opened at a step ("Edit s3") shows it first; the others follow in plan order.
+    if (focus === undefined) return { ...base, mode: 'whole', shown: slots };
+    return {
+      ...base,
+      mode: 'whole',
+      shown: [focus, ...slots.filter((slot) => slot !== focus)],
+      focusStepId: focus.id,
+    };
+  }
 
   // Step by step: the picked step (or none yet) and the added steps, each cut to the room left.
-  const focus = slots.find((slot) => slot.id === input.focusStepId && !slot.isNew);
   const candidates = [...(focus ? [focus] : []), ...slots.filter((slot) => slot.isNew)];
   let room = LIMITS.viewBlocks - OVERHEAD_BLOCKS - 1; // the picker
   const shown: StepSlot[] = [];

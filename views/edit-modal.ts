@@ -32,8 +32,10 @@ export interface EditModalModel {
   readonly added?: readonly AddedStep[] | undefined;
   /** A tool just chosen in `add_step`: appended as a new step with a fresh id (`s<max+1>`). */
   readonly addedTool?: string | undefined;
-  /** The step chosen in the picker of a plan edited step by step. */
+  /** The step chosen in the picker of a plan edited step by step, or shown first ("Edit s3"). */
   readonly focusStepId?: string | undefined;
+  /** The input (`arg:<stepId>:<path>`) of the focused step that takes the cursor; default its first. */
+  readonly focusField?: string | undefined;
   /** For times in the notice shown when the plan can no longer be edited (default: dates in UTC). */
   readonly now?: number;
   readonly tz?: string;
@@ -75,7 +77,14 @@ export function buildEditModal(model: EditModalModel): ModalView {
   const blocks: KnownBlock[] = [
     context(introText(layout)),
     ...(layout.mode === 'step_by_step' ? [stepPicker(layout)] : []),
-    ...layout.shown.flatMap((slot) => stepBlocks(slot, config, model.editorId)),
+    ...layout.shown.flatMap((slot) =>
+      stepBlocks(
+        slot,
+        config,
+        model.editorId,
+        slot.id === layout.focusStepId ? (model.focusField ?? true) : undefined,
+      ),
+    ),
     divider(),
     removeStepsInput(layout),
     ...(addable.length === 0 ? [] : [addStepSelect(addable)]),
@@ -101,6 +110,9 @@ function introText(layout: EditLayout): string {
   const lines = [
     `Editing version ${layout.baseVersion} of run \`${escapeMrkdwn(layout.runId)}\`. Saving creates version ${next}: steps you add or change need approval again; steps you leave alone keep theirs.`,
   ];
+  if (layout.mode === 'whole' && layout.focusStepId !== undefined) {
+    lines.push(`Step \`${escapeMrkdwn(layout.focusStepId)}\` is shown first; the other steps follow.`);
+  }
   if (layout.mode === 'step_by_step') {
     lines.push(
       'This plan is too large to edit at once: choose a step, change it and save; then edit the next one.',
@@ -127,7 +139,13 @@ function stepPicker(layout: EditLayout): KnownBlock {
   };
 }
 
-function stepBlocks(slot: StepSlot, config: ViewConfig, editorId: string): KnownBlock[] {
+/** `focus`: this step has the cursor — in the input `focus` names, else in its first input. */
+function stepBlocks(
+  slot: StepSlot,
+  config: ViewConfig,
+  editorId: string,
+  focus: string | true | undefined,
+): KnownBlock[] {
   const lines = [
     `${stepHeading({ step: { id: slot.id, tool: slot.toolName }, position: slot.position, tool: slot.tool })}${slot.isNew ? ' · _new step_' : ''}`,
   ];
@@ -146,9 +164,19 @@ function stepBlocks(slot: StepSlot, config: ViewConfig, editorId: string): Known
       : [context(`…and ${plural(slot.hiddenFields, 'more field')} not shown here; they keep their values.`)];
   return [
     { type: 'section', text: mrkdwn(lines.join('\n')) },
-    ...slot.fields.map((field) => fieldBlock(field)),
+    // One input takes the cursor (Slack allows one focus_on_load per view).
+    ...slot.fields.map((field) => fieldBlock(field, { focus: field === focusedField(slot, focus) })),
     ...hidden,
   ];
+}
+
+function focusedField(
+  slot: StepSlot,
+  focus: string | true | undefined,
+): StepSlot['fields'][number] | undefined {
+  if (focus === undefined) return undefined;
+  const editable = slot.fields.filter((field) => field.input !== 'fixed');
+  return editable.find((field) => field.blockId === focus) ?? editable[0];
 }
 
 /** Checkboxes for up to 10 steps, a multi-select beyond (docs/architecture.md §9); option values are step ids. */

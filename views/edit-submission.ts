@@ -4,6 +4,7 @@ import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
 import type { EditedStep } from '../src/pipeline/index.ts';
 import {
   type Diagnostic,
+  describeFieldPath,
   formatMoney,
   type JsonObject,
   type JsonValue,
@@ -20,6 +21,7 @@ import {
   type StepSlot,
 } from './edit-layout.ts';
 import { editRefusalModal } from './edit-modal.ts';
+import { tooLongMessage } from './input-messages.ts';
 import { truncate } from './mrkdwn.ts';
 import type { ViewConfig } from './view-config.ts';
 
@@ -135,8 +137,13 @@ function readField(slot: FieldSlot, state: ElementState | undefined): FieldRead 
     case 'plain_text':
     case 'multiline':
     case 'email':
-    case 'url':
-      return typed === '' ? empty(slot) : { ok: true, value: typed };
+    case 'url': {
+      if (typed === '') return empty(slot);
+      const limit = field.maxLength;
+      return limit !== undefined && typed.length > limit
+        ? { ok: false, message: tooLongMessage(typed.length, limit) }
+        : { ok: true, value: typed };
+    }
     case 'integer': {
       if (typed.trim() === '') return empty(slot);
       if (!/^[-+]?\d+$/.test(typed.trim())) return { ok: false, message: 'Enter a whole number, like 12.' };
@@ -268,18 +275,59 @@ const ERROR_MAX = 500;
 export function diagnosticsToModalErrors(
   diagnostics: readonly Diagnostic[],
   inputBlockIds: readonly string[],
+  stepIds: readonly string[] = [],
 ): Record<string, string> {
   const shown = new Set(inputBlockIds);
   const fallback = shown.has(EDIT_IDS.removeSteps) ? EDIT_IDS.removeSteps : inputBlockIds[0];
   const messages = new Map<string, string[]>();
-  for (const diagnostic of diagnostics) {
-    const target = targetBlock(diagnostic, shown, inputBlockIds) ?? fallback;
+  for (const raw of diagnostics) {
+    const diagnostic = atArgument(raw, stepIds);
+    const field = targetBlock(diagnostic, shown, inputBlockIds);
+    const target = field ?? fallback;
     if (target === undefined) continue;
-    messages.set(target, [...(messages.get(target) ?? []), diagnostic.message]);
+    const message =
+      field === argBlockId(diagnostic.stepId ?? '', diagnostic.path ?? [])
+        ? atField(diagnostic)
+        : raw.message;
+    messages.set(target, [...(messages.get(target) ?? []), message]);
   }
   return Object.fromEntries(
     [...messages].map(([blockId, list]) => [blockId, truncate(list.join(' · '), ERROR_MAX)]),
   );
+}
+
+/**
+ * A parse-phase diagnostic about a whole plan's JSON (`steps[0].args.note`, step `#1`) as one about
+ * the step and argument it is in, using the ids of the steps the form submitted, in order.
+ */
+function atArgument(diagnostic: Diagnostic, stepIds: readonly string[]): Diagnostic {
+  const { path } = diagnostic;
+  if (path === undefined || path[0] !== 'steps' || typeof path[1] !== 'number' || path[2] !== 'args')
+    return diagnostic;
+  const stepId = stepIds[path[1]];
+  return stepId === undefined ? diagnostic : { ...diagnostic, stepId, path: path.slice(3) };
+}
+
+/**
+ * A diagnostic shown under its own field, in the person's terms: what the field holds instead of
+ * `step s1: note …` or `string at steps[0].args.note …` (the field's label already says which it is).
+ */
+function atField(diagnostic: Diagnostic): string {
+  if (diagnostic.code === 'string_too_long') {
+    const counts = /is (\d+) characters long; the limit is (\d+)/.exec(diagnostic.message);
+    if (counts) return tooLongMessage(Number(counts[1]), Number(counts[2]));
+    return 'This is longer than Countersign accepts; shorten it.';
+  }
+  if (diagnostic.phase === 'type' && diagnostic.stepId !== undefined && diagnostic.path !== undefined) {
+    const prefix = `step ${diagnostic.stepId}: ${describeFieldPath(diagnostic.path)} `;
+    if (diagnostic.message.startsWith(prefix)) {
+      const rest = diagnostic.message.slice(prefix.length);
+      const counts = /^must be at most (\d+) characters \(got (\d+)\)$/.exec(rest);
+      if (counts) return tooLongMessage(Number(counts[2]), Number(counts[1]));
+      return `${capitalize(rest.replace(/^is /, ''))}.`.replace(/\.\.$/, '.');
+    }
+  }
+  return diagnostic.message;
 }
 
 function targetBlock(
@@ -314,6 +362,8 @@ export function editResultAck(
   result: UseCaseResult,
   context: {
     readonly inputBlockIds: readonly string[];
+    /** Ids of the submitted steps, in order: a problem found at `steps[i]` belongs to the i-th. */
+    readonly stepIds?: readonly string[];
     readonly baseVersion: number;
     readonly now: number;
     readonly tz?: string;
@@ -323,7 +373,7 @@ export function editResultAck(
     case 'invalid':
       return {
         response_action: 'errors',
-        errors: diagnosticsToModalErrors(result.diagnostics, context.inputBlockIds),
+        errors: diagnosticsToModalErrors(result.diagnostics, context.inputBlockIds, context.stepIds),
       };
     case 'edited':
     case 'unchanged':

@@ -7,10 +7,11 @@ import { CountersignError, formatMoney, moneyToDecimal } from '../src/pipeline/i
 import { formatArgValue } from './arg-fields.ts';
 import { context, LIMITS, option, plain } from './blocks.ts';
 import { EDIT_IDS, type FieldSlot, type InputKind } from './edit-layout.ts';
+import { lengthHint } from './input-messages.ts';
 import { clipMrkdwn } from './mrkdwn.ts';
 
 /** One input block per field, or a context line for a value no input can hold. */
-export function fieldBlock(slot: FieldSlot): KnownBlock {
+export function fieldBlock(slot: FieldSlot, options: { readonly focus?: boolean } = {}): KnownBlock {
   const { field } = slot;
   if (slot.input === 'fixed') {
     return context(
@@ -22,28 +23,41 @@ export function fieldBlock(slot: FieldSlot): KnownBlock {
     type: 'input',
     block_id: slot.blockId,
     label: plain(`${field.label}${money}`, LIMITS.inputLabel),
-    element: inputElement(slot),
+    element: options.focus === true ? withFocus(inputElement(slot)) : inputElement(slot),
     // Unchecked is an answer for a checkbox, so it never blocks the form.
     optional: field.optional || field.nullable || slot.input === 'checkbox',
   };
   if (field.kind === 'money') return { ...block, hint: plain(moneyHint(field), 2000) };
+  if (
+    slot.input === 'multiline' &&
+    field.maxLength !== undefined &&
+    field.maxLength < LIMITS.plainTextInput
+  ) {
+    return { ...block, hint: plain(lengthHint(field.maxLength), 2000) };
+  }
   return block;
+}
+
+/** The element with `focus_on_load` (every element the form uses takes it; a file input would not). */
+function withFocus(element: InputBlockElement): InputBlockElement {
+  return element.type === 'file_input' ? element : { ...element, focus_on_load: true };
 }
 
 /** "A decimal amount of at least $0.01, e.g. 1489.00": the bounds in the currency, an example within them. */
 function moneyHint(field: FieldSlot['field']): string {
   const currency = field.currency ?? 'USD';
   const { min, max } = field;
-  const example = moneyToDecimal(
-    Math.min(Math.max(148_900, min ?? Number.MIN_SAFE_INTEGER), max ?? Number.MAX_SAFE_INTEGER),
-    currency,
+  const exampleMinor = Math.min(
+    Math.max(148_900, min ?? Number.MIN_SAFE_INTEGER),
+    max ?? Number.MAX_SAFE_INTEGER,
   );
+  const example = moneyToDecimal(exampleMinor, currency);
   const shown = (minor: number) => formatMoney(minor, currency);
   let range = '';
   if (min !== undefined && max !== undefined) range = ` from ${shown(min)} to ${shown(max)}`;
   else if (min !== undefined) range = ` of at least ${shown(min)}`;
   else if (max !== undefined) range = ` of at most ${shown(max)}`;
-  return `A decimal amount${range}, e.g. ${example}`;
+  return `A decimal amount${range}, e.g. ${example} or ${formatMoney(exampleMinor, currency)}`;
 }
 
 /** The element for a field that has an input (`slot.input` is not `'fixed'`). */
@@ -74,16 +88,16 @@ function textOf(slot: FieldSlot): string | undefined {
   return typeof slot.value === 'string' ? slot.value : undefined;
 }
 
+/**
+ * No `max_length` below Slack's own 3000: a browser cuts pasted text at `maxlength` without a word, so
+ * the field's limit is checked on submit instead and said at the field with the count (readField).
+ */
 function textInput(slot: FieldSlot): InputBlockElement {
-  const { field } = slot;
   const text = textOf(slot);
-  const maxLength =
-    field.maxLength === undefined ? {} : { max_length: Math.min(field.maxLength, LIMITS.plainTextInput) };
   return {
     type: 'plain_text_input',
     action_id: EDIT_IDS.input,
     multiline: slot.input === 'multiline',
-    ...maxLength,
     ...(text === undefined ? {} : { initial_value: text }),
   };
 }
@@ -116,14 +130,17 @@ function integerInput(slot: FieldSlot): InputBlockElement {
   };
 }
 
+/**
+ * A text input, not a number_input: a number input drops what is not a number (letters, "$", a
+ * decimal comma) before the app sees it, so "1.489,00" or "twelve" came back as an empty field and
+ * "required". As text, whatever was typed reaches parseMoneyInput, which says what is wrong in the
+ * currency ("1489,50" is not an amount…), and bounds are checked in the currency too (readField).
+ */
 function moneyInput(slot: FieldSlot): InputBlockElement {
   const { field, value } = slot;
-  // No min_value/max_value: Slack would check them in its own words. The submission is checked
-  // against the field's bounds instead and refused in the currency, at the field (readField).
   return {
-    type: 'number_input',
+    type: 'plain_text_input',
     action_id: EDIT_IDS.input,
-    is_decimal_allowed: true,
     ...(typeof value === 'number' ? { initial_value: moneyToDecimal(value, field.currency ?? 'USD') } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import type { ModalView } from '@slack/types';
 import { context, LIMITS, plain, type ViewStateValues } from './blocks.ts';
 import { encodeButtonValue, parseButtonValue } from './button-value.ts';
+import { lengthHint, tooLongMessage } from './input-messages.ts';
 import { escapeMrkdwn } from './mrkdwn.ts';
 
 /** The ids of the reject modal (docs/architecture.md §9). */
@@ -40,9 +41,10 @@ export function buildRejectModal(input: {
           action_id: REJECT_IDS.input,
           multiline: true,
           min_length: 1,
-          max_length: REJECT_REASON_MAX,
+          // No max_length: a browser cuts pasted text there without a word. Checked on submit instead.
           placeholder: plain('e.g. The refund goes to the wrong account.', 150),
         },
+        hint: plain(lengthHint(REJECT_REASON_MAX), 2000),
       },
     ],
   };
@@ -78,7 +80,7 @@ export function readRejectSubmission(input: {
       errors: { [REJECT_IDS.reason]: 'Say why, so the agent (and its developers) can learn from it.' },
     };
   if (reason.length > REJECT_REASON_MAX) {
-    return { ok: false, errors: { [REJECT_IDS.reason]: `Keep it under ${REJECT_REASON_MAX} characters.` } };
+    return { ok: false, errors: { [REJECT_IDS.reason]: tooLongMessage(reason.length, REJECT_REASON_MAX) } };
   }
   return { ok: true, runId: target.value.runId, version: target.value.version, reason };
 }

@@ -24,6 +24,8 @@ export const rescheduleDelivery = defineTool({
     delivery_id: text({ label: 'Delivery' }),
     window: isoDate({ label: 'New delivery date' }),
   }),
+  // The reply and the note tell people the date: an edit that moves it flags them if they still quote the old one.
+  sameThingAs: { window: ['send_reply.body', 'add_note.note'] },
   summarize: (args) => `Move delivery ${args.delivery_id} to ${args.window}`,
   checks: (args) => (deliveries.has(args.delivery_id) ? [] : [`there is no delivery ${args.delivery_id}`]),
 });
@@ -69,6 +71,8 @@ export const sendReply = defineTool({
     ticket_id: text({ label: 'Ticket' }),
     body: longText({ label: 'Reply', max: 2000 }),
   }),
+  // The reply and the internal note are about the same ticket.
+  sameThingAs: { ticket_id: ['add_note.ticket_id'] },
   summarize: (args) => `Reply on ticket #${args.ticket_id}`,
 });
 

@@ -161,7 +161,14 @@ export class Renderer {
     if (channel === undefined)
       throw new CountersignError('not_configured', `agent ${run.agent} has no channel configured`);
     const outcomes = run.status === 'approved' ? await this.deps.runs.getOutcomes(run.runId) : [];
-    const message = buildApprovalCard({ run, config: this.deps.config, outcomes, ...this.time() });
+    const earlierVersions = run.status === 'pending' ? await this.earlierVersions(run) : [];
+    const message = buildApprovalCard({
+      run,
+      config: this.deps.config,
+      outcomes,
+      earlierVersions,
+      ...this.time(),
+    });
     return this.ensure(
       run,
       revision,
@@ -323,6 +330,15 @@ export class Renderer {
     }
     await onPosted?.(ref);
     return ref;
+  }
+
+  /** The agent's version and the one the current version was edited from: the card's consistency warnings compare with them. */
+  private async earlierVersions(run: RunView): Promise<StoredVersion[]> {
+    const wanted = [...new Set([1, run.current.baseVersion ?? run.version])].filter((v) => v < run.version);
+    const versions = await Promise.all(
+      wanted.map((version) => this.deps.runs.getVersion(run.runId, version)),
+    );
+    return versions.filter((version): version is StoredVersion => version !== undefined);
   }
 
   private diffMessage(run: RunView, previous: StoredVersion, current: StoredVersion): SlackMessage {

@@ -1,6 +1,7 @@
 /** The pure core: plan model, tools, the four validation phases, digests, diff and policy. No I/O. */
 export * from './canonical-json.ts';
 export * from './check-json-value.ts';
+export * from './consistency.ts';
 export * from './context.ts';
 export * from './decision.ts';
 export * from './diagnostics.ts';
@@ -17,6 +18,7 @@ export { ID_PATTERN, parseEnvelope, RUN_ID_PATTERN } from './phases/parse.ts';
 export * from './plan.ts';
 export * from './policy.ts';
 export * from './receipt.ts';
+export * from './renderings.ts';
 export * from './signing.ts';
 export * from './strict-json.ts';
 export {

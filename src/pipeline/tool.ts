@@ -38,6 +38,15 @@ export interface ToolDefinition<S extends ToolArgsSchema = ToolArgsSchema> {
   checks?(args: z.output<S>, ctx: ToolHookContext): readonly CheckProblem[];
   /** Notes for the approver, e.g. cross-references that look wrong; they never reject the plan. */
   annotate?(args: z.output<S>, ctx: ToolHookContext): readonly (string | Annotation)[];
+  /**
+   * Arguments of other tools that refer to the same thing as one of this tool's (`'<tool>.<arg>'`,
+   * nested paths joined with `.`). When an edit changes the argument, a step whose declared field still
+   * holds the old value — or, for text, quotes it — is flagged on the diff message and the card. Every
+   * other step's text is searched anyway; an empty list says nothing else refers to the argument, so
+   * nothing is searched for it. The declaration counts both ways round.
+   * @example sameThingAs: { window: ['send_reply.body', 'add_note.note'] }
+   */
+  readonly sameThingAs?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Raised by `defineTool` for a definition that can never work; names the tool and the fix. */
@@ -52,6 +61,8 @@ export class ToolDefinitionError extends CountersignError {
 
 const TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 const EFFECTS: readonly Effect[] = ['read', 'write', 'irreversible'];
+/** `'send_reply.body'`, `'create_order.address.city'`. */
+const SAME_THING_REF = /^[a-z][a-z0-9_]{0,63}\.[^.]+(\.[^.]+)*$/;
 
 /** Where inside `schema` an object schema accepts keys it does not declare (`args.address`, `args.items[]`). */
 function looseObjectPaths(schema: z.ZodType, path: string): string[] {
@@ -83,6 +94,28 @@ function looseObjectPaths(schema: z.ZodType, path: string): string[] {
     );
   }
   return [];
+}
+
+/** Whether `path` names an argument inside `schema` (fields.ts's `fieldAt` would be a cycle here). */
+function hasArgument(schema: z.ZodType, path: readonly (string | number)[]): boolean {
+  let current: z.ZodType = schema;
+  for (const key of path) {
+    while (
+      current instanceof z.ZodOptional ||
+      current instanceof z.ZodNullable ||
+      current instanceof z.ZodDefault
+    ) {
+      current = current.unwrap() as z.ZodType;
+    }
+    if (current instanceof z.ZodObject && typeof key === 'string' && Object.hasOwn(current.shape, key)) {
+      current = current.shape[key] as z.ZodType;
+    } else if (current instanceof z.ZodArray && typeof key === 'number') {
+      current = current.element as z.ZodType;
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 /**
@@ -119,6 +152,21 @@ export function defineTool<S extends ToolArgsSchema>(definition: ToolDefinition<
     throw new ToolDefinitionError(
       `tool ${definition.name}: effect must be one of ${EFFECTS.join(', ')} (got ${JSON.stringify(definition.effect)})`,
     );
+  }
+  for (const [arg, refs] of Object.entries(definition.sameThingAs ?? {})) {
+    const path = arg.split('.').map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+    if (!hasArgument(definition.args, path)) {
+      throw new ToolDefinitionError(
+        `tool ${definition.name}: sameThingAs names ${JSON.stringify(arg)}, which is not one of its arguments`,
+      );
+    }
+    for (const ref of refs) {
+      if (!SAME_THING_REF.test(ref)) {
+        throw new ToolDefinitionError(
+          `tool ${definition.name}: sameThingAs.${arg} entry ${JSON.stringify(ref)} must be written '<tool>.<argument>'`,
+        );
+      }
+    }
   }
   return Object.freeze({ ...definition });
 }

@@ -27,7 +27,14 @@ const plainSteps = (steps: readonly { id: string; tool: string; args: unknown }[
 describe('the diff message buttons, each producing a new version', () => {
   it('offers remove_step on the added step, revert_step on the changed one, approve and discard_edit', async () => {
     const { diff } = await editedRun();
-    expect(actionIds(diff.blocks).sort()).toEqual(['approve', 'discard_edit', 'remove_step', 'revert_step']);
+    // `edit` is the consistency warning's "Edit s3": the reply still says Friday 3 April.
+    expect(actionIds(diff.blocks).sort()).toEqual([
+      'approve',
+      'discard_edit',
+      'edit',
+      'remove_step',
+      'revert_step',
+    ]);
   });
 
   it('remove_step takes the added refund out again: version 3 keeps the new window (a double click makes one)', async () => {

@@ -10,7 +10,7 @@ import {
   submitFreight,
   submittedValues,
 } from '../support/freight-edits.ts';
-import { blockIds, sectionMatching, selectValues, visibleText } from '../support/slack-blocks.ts';
+import { blockIds, sectionMatching, selectValues, stepButton, visibleText } from '../support/slack-blocks.ts';
 
 let stack: BotStack;
 beforeAll(async () => {
@@ -175,5 +175,93 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
     const decision = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
     expect(decision.status).toBe('approved');
     expect(decision.plan?.steps.map((step) => step.id)).toEqual(['s1', 's2', 's3', 's4']);
+  });
+
+  it('warns on the diff message and the card that the reply still says Friday 3 April; "Edit s3" opens the form at s3 and the fix clears it', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+    await editFreight(stack, 'U0OP1', card, { window: '2026-04-06' });
+
+    const diff = await stack.until(() => stack.thread(card)[0]);
+    const warning = /`s3` still says "Friday 3 April"\* \(Reply\); `s2` now says Mon 6 Apr 2026/;
+    expect(visibleText(diff.blocks)).toMatch(warning);
+    const v2Card = await cardAtVersion(stack, card, 2);
+    expect(visibleText(v2Card.blocks)).toMatch(warning);
+
+    // One click on the diff message's "Edit s3": the form for version 2, s3 first, the cursor in it.
+    const before = stack.modal('U0OP1')?.id;
+    const clicked = await stack.click('U0OP1', diff, 'edit', (blocks) => stepButton(blocks, 'edit', 's3'));
+    expect(clicked.status).toBe(200);
+    const view = await stack.until(() => {
+      const open = stack.modal('U0OP1');
+      return open !== undefined && open.id !== before ? open : undefined;
+    });
+    expect(view.title?.text).toBe('Edit plan v2');
+    const inputs = blockIds(view.blocks).filter((id) => id.startsWith('arg:'));
+    expect(inputs.slice(0, 2)).toEqual(['arg:s3:ticket_id', 'arg:s3:body']);
+    // The cursor in the reply, the field that still quotes the old date.
+    expect(JSON.stringify(view.blocks.find((block) => block.block_id === 'arg:s3:body'))).toContain(
+      '"focus_on_load":true',
+    );
+    expect(JSON.stringify(view.blocks).match(/focus_on_load/g)).toHaveLength(1);
+
+    const body =
+      'Hi Marta, sorry about the missed delivery. We have rebooked it for Monday 6 April, before noon.';
+    const answer = await stack.submit(
+      'U0OP1',
+      view,
+      submittedValues(view, { 'arg:s3:body': stateValue.plainText(body) }),
+    );
+    expect(answer.status).toBe(200);
+    const v3Card = await cardAtVersion(stack, card, 3);
+    expect(visibleText(v3Card.blocks)).not.toMatch(/still says/);
+    const diffV3 = await stack.until(() => stack.thread(card)[1]);
+    expect(visibleText(diffV3.blocks)).not.toMatch(/still says/);
+    expect((await stack.countersign.approvals.getRun(runId))?.current.plan.steps[2]?.args.body).toBe(body);
+  });
+
+  it('says at each field what is wrong in the person’s terms: letters in the amount, text over its limit', async () => {
+    const runId = await submitFreight(stack);
+    const card = await stack.card(runId);
+    const view = await stack.select(
+      'U0FIN1',
+      await stack.openModal('U0FIN1', card, 'edit'),
+      'add_step',
+      addedRefundStep.tool,
+    );
+    // The amount is a text input: what was typed reaches the bot as typed (a number input would drop letters).
+    expect(JSON.stringify(view.blocks)).not.toMatch(/number_input|max_length/);
+    const submit = (changes: Parameters<typeof submittedValues>[1]) =>
+      stack.submit(
+        'U0FIN1',
+        view,
+        submittedValues(view, {
+          'arg:s4:invoice_id': stateValue.plainText(REFUND.invoiceId),
+          'arg:s4:amount': stateValue.plainText('$1,489.00'),
+          ...changes,
+        }),
+      );
+
+    expect((await submit({ 'arg:s4:amount': stateValue.plainText('1489 dollars') })).body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s4:amount': '"1489 dollars" is not an amount (write it like 1489.00)' },
+    });
+    expect((await submit({ 'arg:s1:note': stateValue.plainText('n'.repeat(2_001)) })).body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s1:note': 'This is 2,001 characters; it can hold at most 2,000. Shorten it by 1.' },
+    });
+    // Far past every limit (a hand-made request): still at the field, with no path and nothing in cents.
+    const bypass = await submit({ 'arg:s1:note': stateValue.plainText('n'.repeat(10_001)) });
+    expect(bypass.body).toEqual({
+      response_action: 'errors',
+      errors: { 'arg:s1:note': 'This is 10,001 characters; it can hold at most 2,000. Shorten it by 8,001.' },
+    });
+    expect((await stack.countersign.approvals.getRun(runId))?.version).toBe(1);
+
+    // "$1,489.00" as typed is read exactly.
+    const saved = await submit({});
+    expect(saved.status).toBe(200);
+    const run = await stack.countersign.approvals.getRun(runId);
+    expect(run?.current.plan.steps.find((step) => step.id === 's4')?.args.amount).toBe(148_900);
   });
 });

@@ -189,7 +189,13 @@ describe('the demo page in Chromium', () => {
     await waitForText(modal, 'new step');
     await expect(modal.getByLabel('New delivery date').inputValue()).resolves.toBe('2026-04-06');
     await modal.getByLabel('Invoice').fill('in_74119');
-    await modal.getByLabel('Amount (USD)').fill('1489.00');
+    // Letters in the amount stay as typed and are refused at the field, in words (not "required").
+    await modal.getByLabel('Amount (USD)').fill('1.489,00 EUR');
+    await modal.getByRole('button', { name: 'Save as version 3' }).click();
+    const amountError = modal.locator('[data-block-id="arg:s4:amount"] [role="alert"]');
+    await waitForText(amountError, '"1.489,00 EUR" is not an amount (write it like 1489.00)');
+    await shoot(modal, 'edit-modal-amount-error.png');
+    await modal.getByLabel('Amount (USD)').fill('$1,489.00');
     await modal.getByRole('button', { name: 'Save as version 3' }).click();
     await modal.waitFor({ state: 'detached' });
     await waitForText(card, 'version 3');
@@ -234,5 +240,59 @@ describe('the demo page in Chromium', () => {
     expect(decision.plan?.steps.map((step) => step.id)).toEqual(['s1', 's2', 's3', 's4']);
     expect(executed).toEqual(['s1', 's2', 's3', 's4']);
     expect(agent.lines.some((line) => line.includes('✓ s4 verified'))).toBe(true);
+  }, 240_000);
+
+  it('consistency: moving the delivery warns that the reply still says Friday 3 April; "Edit s3" opens the form there and the fix clears it', async () => {
+    const agent = startAgent();
+    const runId = await agent.runId;
+    const page = await openAs('U0OP1');
+    const card = cardOf(page, runId);
+    const modal = page.getByRole('dialog');
+    await waitForText(card, 'awaiting approval');
+
+    // Dana moves the delivery to Mon 6 Apr in the edit form and saves.
+    await card.getByRole('button', { name: 'Edit', exact: true }).click();
+    await waitForText(modal, 'Edit plan v1');
+    await modal.getByLabel('New delivery date').fill('2026-04-06');
+    await modal.getByRole('button', { name: 'Save as version 2' }).click();
+    await modal.waitFor({ state: 'detached' });
+    await waitForText(card, 'version 2');
+
+    // The card and the diff message say the reply still quotes the old date.
+    const warning = 's3 still says "Friday 3 April" (Reply); s2 now says Mon 6 Apr 2026';
+    await waitForText(card, warning);
+    await card.getByRole('button', { name: /1 reply/ }).click();
+    const thread = page.locator('aside.thread');
+    const diff = thread.locator('article.message').filter({ hasText: 'Changed step s2' });
+    await waitForText(diff, warning);
+    await shoot(diff, 'diff-message-consistency.png');
+    await shoot(card, 'card-consistency.png');
+
+    // One click on "Edit s3": the form for version 2 with the reply first; Dana fixes the date in it.
+    await diff.getByRole('button', { name: 'Edit s3', exact: true }).click();
+    await waitForText(modal, 'Edit plan v2');
+    await waitForText(modal, 'Step s3 is shown first');
+    const firstInput = modal.locator('[data-block-id^="arg:"]').first();
+    expect(await firstInput.getAttribute('data-block-id')).toBe('arg:s3:ticket_id');
+    // The cursor is in the reply, the field that still quotes the old date (focus_on_load).
+    const focused =
+      "document.activeElement?.closest('[data-block-id]')?.getAttribute('data-block-id') ?? null";
+    await expect.poll(() => page.evaluate(focused)).toBe('arg:s3:body');
+    const reply = modal.getByLabel('Reply', { exact: true });
+    expect(await reply.inputValue()).toContain('Friday 3 April');
+    const fixed = (await reply.inputValue()).replace('Friday 3 April', 'Monday 6 April');
+    await reply.fill(fixed);
+    await shoot(modal, 'edit-modal-at-s3.png');
+    await modal.getByRole('button', { name: 'Save as version 3' }).click();
+    await modal.waitFor({ state: 'detached' });
+    await waitForText(card, 'version 3');
+    await expect.poll(async () => (await card.textContent())?.includes('still says')).toBe(false);
+
+    // Approved, the agent sends the corrected reply.
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await waitForText(card, 'approved');
+    const { decision } = await agent.result;
+    expect(decision.status).toBe('approved');
+    expect(decision.plan?.steps.find((step) => step.id === 's3')?.args.body).toBe(fixed);
   }, 240_000);
 });

@@ -97,6 +97,23 @@ describe('diff message', () => {
             "type": "section",
           },
           {
+            "accessory": {
+              "action_id": "edit",
+              "text": {
+                "emoji": true,
+                "text": "Edit s3",
+                "type": "plain_text",
+              },
+              "type": "button",
+              "value": "{"r":"run-freight-1","v":2,"s":"s3","a":"body"}",
+            },
+            "text": {
+              "text": "⚠️ *\`s3\` still says "Friday 3 April"* (Reply); \`s2\` now says Sat 4 Apr 2026 (New delivery date). Check it before approving.",
+              "type": "mrkdwn",
+            },
+            "type": "section",
+          },
+          {
             "text": {
               "text": "🔁 *Re-approval required for:* step \`s2\` (changed), step \`s4\` (added). Steps not listed keep their approvals.",
               "type": "mrkdwn",
@@ -149,6 +166,8 @@ describe('diff message', () => {
     expect(buttons(buildDiffMessage(model)).map(({ action_id, value }) => `${action_id} ${value}`)).toEqual([
       'revert_step {"r":"run-freight-1","v":2,"s":"s2"}',
       'remove_step {"r":"run-freight-1","v":2,"s":"s4"}',
+      // The reply still says Friday 3 April: its consistency warning opens the form at s3.
+      'edit {"r":"run-freight-1","v":2,"s":"s3","a":"body"}',
       'approve {"r":"run-freight-1","v":2}',
       'discard_edit {"r":"run-freight-1","v":2}',
     ]);

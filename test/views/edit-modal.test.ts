@@ -70,7 +70,6 @@ describe('edit modal', () => {
             "element": {
               "action_id": "input",
               "initial_value": "74991",
-              "max_length": 200,
               "multiline": false,
               "type": "plain_text_input",
             },
@@ -87,9 +86,13 @@ describe('edit modal', () => {
             "element": {
               "action_id": "input",
               "initial_value": "Customer reports the pallet delivery on 2 April was missed; driver logged no attempt.",
-              "max_length": 2000,
               "multiline": true,
               "type": "plain_text_input",
+            },
+            "hint": {
+              "emoji": true,
+              "text": "Up to 2,000 characters.",
+              "type": "plain_text",
             },
             "label": {
               "emoji": true,
@@ -111,7 +114,6 @@ describe('edit modal', () => {
             "element": {
               "action_id": "input",
               "initial_value": "dl_55120",
-              "max_length": 200,
               "multiline": false,
               "type": "plain_text_input",
             },
@@ -150,7 +152,6 @@ describe('edit modal', () => {
             "element": {
               "action_id": "input",
               "initial_value": "74991",
-              "max_length": 200,
               "multiline": false,
               "type": "plain_text_input",
             },
@@ -167,9 +168,13 @@ describe('edit modal', () => {
             "element": {
               "action_id": "input",
               "initial_value": "Hi Marta, sorry about the missed delivery. We have rebooked it for Friday 3 April, before noon.",
-              "max_length": 2000,
               "multiline": true,
               "type": "plain_text_input",
+            },
+            "hint": {
+              "emoji": true,
+              "text": "Up to 2,000 characters.",
+              "type": "plain_text",
             },
             "label": {
               "emoji": true,
@@ -300,16 +305,16 @@ describe('edit modal', () => {
     );
     expect(summary).toMatchInlineSnapshot(`
       {
-        "arg:s1:address.city": "plain_text_input {"multiline":false,"max_length":200,"initial_value":"Oslo"}",
-        "arg:s1:address.postcode": "plain_text_input {"multiline":false,"max_length":200,"initial_value":"0150"}",
+        "arg:s1:address.city": "plain_text_input {"multiline":false,"initial_value":"Oslo"}",
+        "arg:s1:address.postcode": "plain_text_input {"multiline":false,"initial_value":"0150"}",
         "arg:s1:contact": "email_text_input {"initial_value":"ops@example.com"}",
         "arg:s1:deliver_by": "datetimepicker {"initial_date_time":1775233800}",
-        "arg:s1:fee": "number_input {"is_decimal_allowed":true,"initial_value":"500"}",
+        "arg:s1:fee": "plain_text_input {"initial_value":"500"}",
         "arg:s1:gift": "checkboxes {"initial_options":[{"text":{"type":"plain_text","text":"Yes","emoji":true},"value":"true"}]}",
         "arg:s1:insured": "checkboxes {}",
-        "arg:s1:note": "plain_text_input {"multiline":true,"max_length":3000,"initial_value":"Leave at the back door.\\nRing twice."}",
-        "arg:s1:order_id": "plain_text_input {"multiline":false,"max_length":200,"initial_value":"ord_1001"}",
-        "arg:s1:price": "number_input {"is_decimal_allowed":true,"initial_value":"19.99"}",
+        "arg:s1:note": "plain_text_input {"multiline":true,"initial_value":"Leave at the back door.\\nRing twice."}",
+        "arg:s1:order_id": "plain_text_input {"multiline":false,"initial_value":"ord_1001"}",
+        "arg:s1:price": "plain_text_input {"initial_value":"19.99"}",
         "arg:s1:quantity": "number_input {"is_decimal_allowed":false,"initial_value":"3"}",
         "arg:s1:ship_on": "datepicker {"initial_date":"2026-04-02"}",
         "arg:s1:speed": "static_select {"placeholder":{"type":"plain_text","text":"Choose…","emoji":true},"initial_option":{"text":{"type":"plain_text","text":"express","emoji":true},"value":"express"}}",
@@ -347,11 +352,8 @@ describe('edit modal', () => {
       addedTool: 'issue_refund',
     });
     expect(inputIds(first)).toContain('arg:s4:invoice_id');
-    expect(elementAt(first, 'arg:s4:amount')).toEqual({
-      type: 'number_input',
-      action_id: 'input',
-      is_decimal_allowed: true,
-    });
+    // Text, not number_input: what was typed ("$1,489", "1.489,00") reaches the parser, which says what is wrong.
+    expect(elementAt(first, 'arg:s4:amount')).toEqual({ type: 'plain_text_input', action_id: 'input' });
     expect(first.private_metadata).toBe('{"r":"run-freight-1","v":1,"a":[["s4","issue_refund"]]}');
 
     const metadata = parseEditMetadata(first.private_metadata!);
@@ -694,10 +696,14 @@ describe('reading an edit submission', () => {
       editorId: 'U0FIN1',
       addedTool: 'issue_refund',
     });
-    expect(hintAt(refund, 'arg:s4:amount')).toBe('A decimal amount of at least $0.01, e.g. 1489.00');
+    expect(hintAt(refund, 'arg:s4:amount')).toBe(
+      'A decimal amount of at least $0.01, e.g. 1489.00 or $1,489.00',
+    );
     const shop = shopRun([{ id: 's1', tool: 'wire_funds', args: { amount: 100, iban: 'X1' } }]);
     const wire = buildEditModal({ run: shop, config: shopConfig, editorId: 'U0LEAD1' });
-    expect(hintAt(wire, 'arg:s1:amount')).toBe('A decimal amount from $0.01 to $10,000.00, e.g. 1489.00');
+    expect(hintAt(wire, 'arg:s1:amount')).toBe(
+      'A decimal amount from $0.01 to $10,000.00, e.g. 1489.00 or $1,489.00',
+    );
   });
 
   it('drops removed steps and appends added ones with their ids', () => {
@@ -845,7 +851,8 @@ describe('pipeline diagnostics in the modal', () => {
       editResultAck({ kind: 'invalid', phase: validated.phase, diagnostics: validated.diagnostics }, context),
     ).toEqual({
       response_action: 'errors',
-      errors: { 'arg:s4:amount': 'step s4: amount must be at least $0.01, got -$5.00' },
+      // At the field, in the person's terms: no "step s4: amount".
+      errors: { 'arg:s4:amount': 'Must be at least $0.01, got -$5.00.' },
     });
   });
 

@@ -24,7 +24,6 @@ describe('reject modal', () => {
             "block_id": "reason",
             "element": {
               "action_id": "input",
-              "max_length": 2000,
               "min_length": 1,
               "multiline": true,
               "placeholder": {
@@ -33,6 +32,11 @@ describe('reject modal', () => {
                 "type": "plain_text",
               },
               "type": "plain_text_input",
+            },
+            "hint": {
+              "emoji": true,
+              "text": "Up to 2,000 characters.",
+              "type": "plain_text",
             },
             "label": {
               "emoji": true,
@@ -83,6 +87,14 @@ describe('reject modal', () => {
       errors: { reason: 'Say why, so the agent (and its developers) can learn from it.' },
     });
     expect(readRejectSubmission({ stateValues: {}, privateMetadata: view.private_metadata! }).ok).toBe(false);
+  });
+
+  it('refuses an over-long reason with its count instead of cutting it', () => {
+    const stateValues = inputValues({ reason: stateValue.plainText('r'.repeat(2_050)) });
+    expect(readRejectSubmission({ stateValues, privateMetadata: view.private_metadata! })).toEqual({
+      ok: false,
+      errors: { reason: 'This is 2,050 characters; it can hold at most 2,000. Shorten it by 50.' },
+    });
   });
 
   it('refuses metadata it did not write', () => {

@@ -7,6 +7,7 @@
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs } from '@slack/bolt';
 import type { ModalView } from '@slack/types';
 import {
+  argBlockId,
   buildEditModal,
   buildFormTooLateNotice,
   buildNotice,
@@ -23,14 +24,23 @@ import { selectSchema, viewSubmissionSchema } from '../payloads.ts';
 import { type Click, type ClickMiddleware, clickOf, targetOf } from './click.ts';
 import type { ListenerDeps } from './deps.ts';
 
-/** `edit` on a card, an escalation message or the "plan changed" view. */
+/** `edit` on a card, an escalation message, the "plan changed" view, or a consistency warning (with a step). */
 export function editClickListener(deps: ListenerDeps): ClickMiddleware {
   return async (args) => {
     const click = clickOf(args);
-    const { runId, version } = targetOf(args);
+    const { runId, version, stepId, argPath } = targetOf(args);
     const answer = await deps.approvals.mayEdit({ runId, version, userId: click.userId });
     await click.acknowledge();
-    await showForm(deps, click, editView(deps, answer, click.userId, { baseVersion: version, added: [] }));
+    // "Edit s3" (a consistency warning) opens the form at that step.
+    const session = {
+      baseVersion: version,
+      added: [],
+      ...(stepId === undefined ? {} : { focusStepId: stepId }),
+      ...(stepId === undefined || argPath === undefined
+        ? {}
+        : { focusField: argBlockId(stepId, argPath.split('.')) }),
+    };
+    await showForm(deps, click, editView(deps, answer, click.userId, session));
   };
 }
 
@@ -96,7 +106,10 @@ export function editSubmissionListener(deps: ListenerDeps) {
     const edit = { runId, baseVersion, editorId: user.id, steps: read.steps };
     // The form must be answered within 3 s: Slack is brought up to date after the answer.
     const result = await deps.approvals.applyEdit(edit, { deferPublish: true });
-    await args.ack(editResultAck(result, { ...time, baseVersion, inputBlockIds: read.inputBlockIds }));
+    const stepIds = read.steps.map((step) => step.id ?? '');
+    await args.ack(
+      editResultAck(result, { ...time, baseVersion, inputBlockIds: read.inputBlockIds, stepIds }),
+    );
   };
 }
 
@@ -105,7 +118,10 @@ function editView(
   deps: ListenerDeps,
   answer: ClickAnswer,
   editorId: string,
-  session: Pick<EditMetadata, 'baseVersion' | 'added' | 'focusStepId'> & { readonly addedTool?: string },
+  session: Pick<EditMetadata, 'baseVersion' | 'added' | 'focusStepId'> & {
+    readonly addedTool?: string;
+    readonly focusField?: string;
+  },
 ): ModalView {
   const now = deps.clock();
   if (!answer.ok) return editRefusalModal(answer.refusal, { now, baseVersion: session.baseVersion });
@@ -116,6 +132,7 @@ function editView(
     added: session.added,
     focusStepId: session.focusStepId,
     addedTool: session.addedTool,
+    focusField: session.focusField,
     now,
   });
 }

@@ -62,6 +62,7 @@ export class ModalView {
     // The same view with new errors keeps what the visitor typed; a new version has what Slack kept.
     const values: ViewStateValues =
       viewKey === this.#view && this.#blocks !== undefined ? this.#blocks.readState() : view.state.values;
+    const opened = viewKey !== this.#view;
     this.#view = viewKey;
     this.#key = key;
     const blocks = renderBlocks(view.blocks, {
@@ -124,6 +125,8 @@ export class ModalView {
         ),
       ),
     );
+    // As Slack does: a view that just opened puts the cursor in its `focus_on_load` element.
+    if (opened) blocks.focusOnLoad?.focus();
   }
 
   async #submit(

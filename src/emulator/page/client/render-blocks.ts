@@ -27,6 +27,8 @@ export interface RenderedBlocks {
   readState(): ViewStateValues;
   /** Required inputs left empty, by block id, with Slack's words for it. */
   missingRequired(): Record<string, string>;
+  /** The first element marked `focus_on_load` (Slack puts the cursor there when the view opens). */
+  readonly focusOnLoad: PageElement | undefined;
 }
 
 type Json = { readonly [key: string]: unknown };
@@ -38,6 +40,7 @@ interface Registered {
   readonly actionId: string;
   readonly control: Control;
   readonly required: boolean;
+  readonly focusOnLoad: boolean;
 }
 
 /**
@@ -53,6 +56,7 @@ export function renderBlocks(blocks: readonly Block[], options: RenderOptions): 
   });
   return {
     element,
+    focusOnLoad: registered.find((entry) => entry.focusOnLoad)?.control.node,
     readState() {
       const values: Record<string, Record<string, StateValue>> = {};
       for (const { blockId, actionId, control } of registered) {
@@ -97,7 +101,13 @@ function renderBlock(
       },
       options,
     );
-    registered.push({ blockId, actionId, control: rendered, required });
+    registered.push({
+      blockId,
+      actionId,
+      control: rendered,
+      required,
+      focusOnLoad: raw.focus_on_load === true,
+    });
     return rendered.node;
   };
 
