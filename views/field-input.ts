@@ -120,12 +120,12 @@ function urlInput(slot: FieldSlot): InputBlockElement {
   };
 }
 
+/** A text input too, like money's (below): a number input would drop letters and come back "required". */
 function integerInput(slot: FieldSlot): InputBlockElement {
   const { value } = slot;
   return {
-    type: 'number_input',
+    type: 'plain_text_input',
     action_id: EDIT_IDS.input,
-    is_decimal_allowed: false,
     ...(typeof value === 'number' ? { initial_value: String(value) } : {}),
   };
 }

@@ -315,7 +315,7 @@ describe('edit modal', () => {
         "arg:s1:note": "plain_text_input {"multiline":true,"initial_value":"Leave at the back door.\\nRing twice."}",
         "arg:s1:order_id": "plain_text_input {"multiline":false,"initial_value":"ord_1001"}",
         "arg:s1:price": "plain_text_input {"initial_value":"19.99"}",
-        "arg:s1:quantity": "number_input {"is_decimal_allowed":false,"initial_value":"3"}",
+        "arg:s1:quantity": "plain_text_input {"initial_value":"3"}",
         "arg:s1:ship_on": "datepicker {"initial_date":"2026-04-02"}",
         "arg:s1:speed": "static_select {"placeholder":{"type":"plain_text","text":"Choose…","emoji":true},"initial_option":{"text":{"type":"plain_text","text":"express","emoji":true},"value":"express"}}",
         "arg:s1:tags.0": "plain_text_input {"multiline":false,"initial_value":"fragile"}",
