@@ -27,6 +27,14 @@ export const RENDER_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * 3600 },
 } as const satisfies JobsOptions;
 
+/**
+ * Renderings at once. A rendering mostly waits (on Redis, then on Slack), so 8 at once was the
+ * bottleneck of submit → card at 50 plans/s: alternating quick end_to_end runs on the same loaded
+ * machine, p50 586–920 ms and p99 873–1,288 ms at 8 against 130–228 and 480–519 ms at 32. Slack's
+ * rate limits are kept by the gateway (one call at a time per limited method), not by this number.
+ */
+export const RENDER_CONCURRENCY = 32;
+
 /** The run's render lock lapses this long after its holder stops renewing it (a process that died). */
 const LOCK_MS = 8_000;
 const RENEW_EVERY_MS = 2_000;
@@ -86,7 +94,7 @@ export interface RenderWorkerOptions {
   readonly lockKey: (runId: string) => string;
   /** Brings Slack up to the run's current state (the Renderer's `converge`); `revision` is the job's. */
   readonly render: (runId: string, revision: number) => Promise<void>;
-  /** Renderings at once, across runs (default 8). */
+  /** Renderings at once, across runs (default `RENDER_CONCURRENCY`). */
   readonly concurrency?: number;
   /** Worker errors and failed jobs, with the job's id and run (default: a line on stderr). */
   readonly onError?: ErrorReporter;
@@ -122,7 +130,7 @@ export function startRenderWorker(options: RenderWorkerOptions): SupervisedWorke
     {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? 'cs'),
-      concurrency: options.concurrency ?? 8,
+      concurrency: options.concurrency ?? RENDER_CONCURRENCY,
       ...CRASH_RECOVERY,
     },
   );
