@@ -20,6 +20,11 @@ describe('escapeMrkdwn', () => {
     );
   });
 
+  it('keeps formatting marks visible: a zero-width space beside each mark that could pair, none inside words', () => {
+    expect(escapeMrkdwn('*bold* dl_55120')).toBe('\u200B*\u200Bbold\u200B*\u200B dl_55120');
+    expect(escapeMrkdwn('`x`')).toBe('\u200B`\u200Bx\u200B`\u200B');
+  });
+
   it('escapes an ampersand that already looks like an entity, so it reads as typed', () => {
     expect(escapeMrkdwn('&lt;')).toBe('&amp;lt;');
   });
