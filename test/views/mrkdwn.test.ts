@@ -134,6 +134,8 @@ describe('time', () => {
   it('says how far away an instant is', () => {
     expect(formatInstantFromNow(now + 2 * 3_600_000, { now })).toBe('12:00 UTC (in 2 h)');
     expect(formatInstantFromNow(now - 90 * 60_000, { now })).toBe('08:30 UTC (1 h 30 min ago)');
+    // Drawn a moment after submission, a 2-hour expiry still reads "in 2 h" (a card drawn twice says the same).
+    expect(formatInstantFromNow(now + 2 * 3_600_000, { now: now + 700 })).toBe('12:00 UTC (in 2 h)');
     expect(formatSpan(30_000)).toBe('less than a minute');
     expect(formatSpan(3 * 86_400_000)).toBe('3 days');
   });
