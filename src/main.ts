@@ -201,6 +201,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     connection: connections.queues,
     ...approvalsKeys,
     onError: onQueueError,
+    clock,
   });
   /** A rendering of the run as it is now (crash recovery, reconciliation, repair). */
   const requestRender = (runId: string) => render.repair(runId);
@@ -211,7 +212,10 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     await timers.onCommitted(result);
     metrics.observe(result);
   });
-  approvals.onChanged((commit) => render.enqueue(commit.runId, commit.revision));
+  approvals.onChanged(async (commit) => {
+    await render.enqueue(commit.runId, commit.revision);
+    if (commit.showAgainAt !== undefined) await render.enqueueAt(commit.runId, commit.showAgainAt);
+  });
   const workers = [
     startTimersWorker({
       connection: connections.timersWorker,

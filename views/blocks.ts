@@ -93,18 +93,20 @@ export function button(spec: {
   };
 }
 
-/** A confirmation dialog within Slack's limits (title 100, text 300, buttons 30). */
+/** A confirmation dialog within Slack's limits (title 100, text 300, buttons 30); `danger` paints its confirm button red. */
 export function confirmDialog(spec: {
   readonly title: string;
   readonly text: string;
   readonly confirm: string;
   readonly deny: string;
+  readonly style?: 'primary' | 'danger';
 }): ConfirmationDialog {
   return {
     title: plain(spec.title, 100),
     text: plain(spec.text, 300),
     confirm: plain(spec.confirm, 30),
     deny: plain(spec.deny, 30),
+    ...(spec.style === undefined ? {} : { style: spec.style }),
   };
 }
 

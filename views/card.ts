@@ -16,8 +16,11 @@ import { consistencyWarningBlocks, staleQuotesSince } from './consistency-warnin
 import { escalatedLines } from './escalation-rights.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural, quoteLines } from './mrkdwn.ts';
+import type { PeopleNames } from './people.ts';
 import {
   awaitingText,
+  isIrreversible,
+  outcomeTally,
   type StepRenderInput,
   stepLine,
   stepSection,
@@ -47,6 +50,8 @@ export interface ApprovalCardModel {
    * pending card warns about steps that still quote a value changed since (consistency-warning.ts).
    */
   readonly earlierVersions?: readonly StoredVersion[];
+  /** Display names of the people the card names (default: mentions, which Slack draws as names). */
+  readonly names?: PeopleNames;
 }
 
 /** Header, status, divider, context, actions: every block that is not a step (besides the agent's words). */
@@ -69,13 +74,15 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
   const steps = shown.plan.steps;
   const standingSource = shown.version === run.version ? run : { approvals: run.approvals };
   const latestOutcome = new Map((model.outcomes ?? []).map((outcome) => [outcome.stepId, outcome]));
+  // What ran is told on the approved card's current version only; every step says where it stands.
+  const ran = run.status === 'approved' && shown.version === run.version;
   const inputs: StepRenderInput[] = steps.map((step, index) => ({
     step,
     position: index + 1,
     tool: toolOf(config, step.tool),
     standing: stepStanding(step, standingSource),
     ...(shown.provenance[step.id] === undefined ? {} : { provenance: shown.provenance[step.id]! }),
-    ...(latestOutcome.has(step.id) ? { outcome: latestOutcome.get(step.id)! } : {}),
+    ...(ran ? { outcome: latestOutcome.get(step.id) ?? 'not_reported' } : {}),
   }));
 
   const agentWords = agentSection(shown.plan.summary, shown.plan.context);
@@ -83,18 +90,32 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
   const room = LIMITS.messageBlocks - FIXED_BLOCKS - (agentWords === undefined ? 0 : 1) - warnings.length;
   const full = inputs.length <= room ? inputs : inputs.slice(0, room - 1);
   const rest = inputs.slice(full.length);
-  const stepOptions = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
+  // A decided card keeps no time relative to when it was drawn: every date is written out.
+  const decidedTime = model.tz === undefined ? {} : { tz: model.tz };
+  const stepOptions = {
+    ...(actionable ? { now: model.now } : {}),
+    ...decidedTime,
+    ...(model.names === undefined ? {} : { names: model.names }),
+  };
+  const tally = ran ? outcomeTally(steps.length, [...latestOutcome.values()]) : undefined;
+  const outcome = lifecycleText(run, shown.version, decidedTime, model.names);
 
   const blocks: KnownBlock[] = [
     header(headerText(run, shown, steps.length)),
-    section([lifecycleText(run, shown.version, time) ?? pendingText(run, steps, time)]),
+    section(
+      outcome === undefined
+        ? [pendingText(run, steps, time, model.names)]
+        : [outcome, ...(tally === undefined ? [] : [`📊 *${tally}*`])],
+    ),
     ...warnings,
     ...(agentWords === undefined ? [] : [agentWords]),
     divider(),
     ...full.map((input) => stepSection(input, stepOptions)),
     ...(rest.length === 0 ? [] : [moreStepsSection(rest)]),
-    context(footerText(run.runId, shown, time)),
-    ...(actionable ? [approvalActions({ runId: run.runId, version: run.version, steps, config })] : []),
+    context(footerText(run.runId, shown, actionable ? time : undefined)),
+    ...(actionable
+      ? [approvalActions({ runId: run.runId, version: run.version, awaiting: run.awaiting, steps, config })]
+      : []),
   ];
   return { text: fallbackText(run, shown, steps.length), blocks };
 }
@@ -138,9 +159,14 @@ function fallbackText(run: RunView, shown: StoredVersion, count: number): string
 }
 
 /** What a pending card is waiting for: approvals by group, blocked steps, escalation. */
-function pendingText(run: RunView, steps: readonly ValidatedStep[], time: TimeOptions): string {
+function pendingText(
+  run: RunView,
+  steps: readonly ValidatedStep[],
+  time: TimeOptions,
+  names: PeopleNames | undefined,
+): string {
   const lines: string[] = [];
-  if (run.awaiting.length > 0) lines.push(`🕓 *Waiting for* ${awaitingText(run.awaiting)}`);
+  if (run.awaiting.length > 0) lines.push(`🕓 *Waiting for* ${awaitingText(run.awaiting, names)}`);
   if (run.recheckProblem !== undefined) {
     lines.push(
       `⚠️ *Not approved:* the checks were run again when the last approval came in, and failed: ${clipMrkdwn(run.recheckProblem, 600)}`,
@@ -200,27 +226,35 @@ function moreStepsSection(rest: readonly StepRenderInput[]): KnownBlock {
   };
 }
 
-function footerText(runId: string, shown: StoredVersion, time: TimeOptions): string {
+/** Run, version, plan digest, and — while the card can still be acted on (`time` given) — the expiry countdown. */
+function footerText(runId: string, shown: StoredVersion, time: TimeOptions | undefined): string {
   const expiresAt = Date.parse(shown.plan.expiresAt);
-  const verb = expiresAt > time.now ? 'expires' : 'expired';
   return [
     `Run \`${escapeMrkdwn(runId)}\``,
     `version ${shown.version}`,
     `plan \`${shown.plan.digest.slice(0, 12)}\``,
-    `${verb} ${formatInstantFromNow(expiresAt, time)}`,
+    ...(time === undefined
+      ? []
+      : [`${expiresAt > time.now ? 'expires' : 'expired'} ${formatInstantFromNow(expiresAt, time)}`]),
   ].join(' · ');
+}
+
+/** What an Approve button needs to know: the version's steps, and which of them still wait for approvals. */
+export interface ApproveButtonInput {
+  readonly runId: string;
+  readonly version: number;
+  /** Review steps still short of approvals (`RunView.awaiting`): what an approval now covers. */
+  readonly awaiting: readonly { readonly stepId: string }[];
+  readonly steps: readonly ValidatedStep[];
+  readonly config: ViewConfig;
+  readonly text?: string;
 }
 
 /**
  * The `approve` / `reject` / `edit` buttons for a version (the card's, and the escalation message's:
  * docs/architecture.md §9 gives both the same ids).
  */
-export function approvalActions(input: {
-  readonly runId: string;
-  readonly version: number;
-  readonly steps: readonly ValidatedStep[];
-  readonly config: ViewConfig;
-}): ActionsBlock {
+export function approvalActions(input: ApproveButtonInput): ActionsBlock {
   const value = encodeButtonValue({ runId: input.runId, version: input.version });
   return {
     type: 'actions',
@@ -233,25 +267,42 @@ export function approvalActions(input: {
 }
 
 /**
- * The `approve` button for a version. With blocked steps its text says so and a confirmation explains
- * that the approval is recorded but the plan can't complete until they are removed.
+ * The `approve` button for a version. When the approval covers an irreversible step (one still
+ * waiting for approvals), Slack asks to confirm first, naming each irreversible effect ("Refund
+ * $1,489.00 on invoice in_74119 — cannot be undone"). With blocked steps its text says so and the
+ * confirmation explains that the approval is recorded but the plan can't complete until they are removed.
  */
-export function approveButton(input: {
-  readonly runId: string;
-  readonly version: number;
-  readonly steps: readonly ValidatedStep[];
-  readonly config: ViewConfig;
-  readonly text?: string;
-}): Button {
+export function approveButton(input: ApproveButtonInput): Button {
   const value = encodeButtonValue({ runId: input.runId, version: input.version });
   const text = input.text ?? 'Approve';
   const blocked = input.steps.filter((step) => step.route.kind === 'block');
-  if (blocked.length === 0) return button({ actionId: 'approve', text, value, style: 'primary' });
+  const irreversible = irreversibleCovered(input);
+  if (blocked.length === 0 && irreversible.length === 0)
+    return button({ actionId: 'approve', text, value, style: 'primary' });
+  if (blocked.length === 0) {
+    return button({
+      actionId: 'approve',
+      text,
+      value,
+      style: 'primary',
+      confirm: confirmDialog({
+        title:
+          irreversible.length === 1
+            ? 'Approve an irreversible step?'
+            : `Approve ${plural(irreversible.length, 'irreversible step')}?`,
+        text: irreversible.join('\n'),
+        confirm: 'Approve',
+        deny: 'Cancel',
+        style: 'danger',
+      }),
+    });
+  }
   const first = blocked[0]!;
   const reason = first.route.kind === 'block' ? first.route.reason : 'blocked';
   const position = input.steps.indexOf(first) + 1;
   const others = blocked.length > 1 ? ` (and ${plural(blocked.length - 1, 'other step')})` : '';
   const title = toolTitle(first, toolOf(input.config, first.tool));
+  const cannotBeUndone = irreversible.length === 0 ? '' : ` Irreversible: ${irreversible.join('; ')}.`;
   return button({
     actionId: 'approve',
     text: `${text} (blocked step)`,
@@ -259,9 +310,20 @@ export function approveButton(input: {
     style: 'primary',
     confirm: confirmDialog({
       title: "This plan can't be approved yet",
-      text: `Step ${position} (${first.id}, ${title})${others} is blocked: ${reason}. Your approval of the other steps is recorded, but the plan stays pending until the blocked ${blocked.length === 1 ? 'step is' : 'steps are'} removed with Edit.`,
+      text: `Step ${position} (${first.id}, ${title})${others} is blocked: ${reason}. Your approval of the other steps is recorded, but the plan stays pending until the blocked ${blocked.length === 1 ? 'step is' : 'steps are'} removed with Edit.${cannotBeUndone}`,
       confirm: 'Record my approval',
       deny: 'Cancel',
     }),
   });
+}
+
+/**
+ * Each irreversible step an approval now would cover (those still waiting for approvals), in words:
+ * the tool's own summary of the step, or its title, and "— cannot be undone".
+ */
+function irreversibleCovered(input: ApproveButtonInput): string[] {
+  const awaited = new Set(input.awaiting.map((awaited) => awaited.stepId));
+  return input.steps
+    .filter((step) => awaited.has(step.id) && isIrreversible(toolOf(input.config, step.tool)))
+    .map((step) => `${step.summary ?? toolTitle(step, toolOf(input.config, step.tool))} — cannot be undone`);
 }

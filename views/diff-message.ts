@@ -16,8 +16,9 @@ import { encodeButtonValue } from './button-value.ts';
 import { approveButton } from './card.ts';
 import { consistencyWarningBlocks, staleQuotesSince } from './consistency-warning.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
-import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mention, plural } from './mrkdwn.ts';
-import { stepSection, stepStanding, toolTitle } from './step-section.ts';
+import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural } from './mrkdwn.ts';
+import { type PeopleNames, person } from './people.ts';
+import { IRREVERSIBLE_MARK, isIrreversible, stepSection, stepStanding, toolTitle } from './step-section.ts';
 import { formatInstant } from './time.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
 
@@ -38,6 +39,8 @@ export interface DiffMessageModel {
    * show on the steps (a step reverted to approved bytes shows its approvals again).
    */
   readonly run?: RunView;
+  /** Display names of the people the message names (default: mentions). */
+  readonly names?: PeopleNames;
 }
 
 /** Headline, re-approval list, context, actions: every block that is not a change (besides the outcome). */
@@ -53,9 +56,14 @@ const FIXED_BLOCKS = 4;
  */
 export function buildDiffMessage(model: DiffMessageModel): SlackMessage {
   const { runId, current, diff } = model;
-  const time = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
   const actionable = model.run === undefined || isActionable(model.run, current.version);
-  const outcome = model.run === undefined ? undefined : lifecycleText(model.run, current.version, time);
+  // Once decided or superseded, no time relative to when it was drawn: every date is written out.
+  const time = {
+    ...(actionable ? { now: model.now } : {}),
+    ...(model.tz === undefined ? {} : { tz: model.tz }),
+  };
+  const outcome =
+    model.run === undefined ? undefined : lifecycleText(model.run, current.version, time, model.names);
   const warnings = actionable ? diffConsistencyBlocks(model) : [];
   const room = LIMITS.messageBlocks - FIXED_BLOCKS - (outcome === undefined ? 0 : 1) - warnings.length;
   const shown = diff.changes.length <= room ? diff.changes : diff.changes.slice(0, room - 1);
@@ -108,7 +116,7 @@ function headline(model: DiffMessageModel): string {
     .filter(([count]) => count > 0)
     .map(([count, verb], index) => (index === 0 ? `${plural(count, 'step')} ${verb}` : `${count} ${verb}`));
   const what = parts.length === 0 ? 'no step changed' : parts.join(', ');
-  return `✏️ ${mention(model.editorId)} edited the plan: ${what} → version ${model.current.version}`;
+  return `✏️ ${person(model.editorId, model.names)} edited the plan: ${what} → version ${model.current.version}`;
 }
 
 function changeSection(
@@ -117,7 +125,12 @@ function changeSection(
   actionable: boolean,
 ): SectionBlock {
   const { config, current, runId } = model;
-  const options = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
+  const live = model.run === undefined || isActionable(model.run, current.version);
+  const options = {
+    ...(live ? { now: model.now } : {}),
+    ...(model.tz === undefined ? {} : { tz: model.tz }),
+    ...(model.names === undefined ? {} : { names: model.names }),
+  };
   // An older version's steps show only the approvals given to each step's id at its digest there.
   const approvals =
     model.run === undefined || model.run.version === current.version
@@ -145,7 +158,7 @@ function changeSection(
           standing: stepStanding(change.step, approvals),
           ...provenanceOf(current, change.stepId),
           change: 'added',
-          heading: `➕ *Added step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}* (position ${change.index + 1})`,
+          heading: `➕ *Added step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}* (position ${change.index + 1})${irreversibleMark(tool)}`,
         },
         { ...options, ...stepButton('remove_step', `Remove step ${change.stepId}`) },
       );
@@ -161,7 +174,7 @@ function changeSection(
           standing: stepStanding(change.after, approvals),
           ...provenanceOf(current, change.stepId),
           change: 'changed',
-          heading: `✏️ *Changed step ${id} — ${clipMrkdwn(toolTitle(change.after, tool), 150)}*${moved}`,
+          heading: `✏️ *Changed step ${id} — ${clipMrkdwn(toolTitle(change.after, tool), 150)}*${moved}${irreversibleMark(tool)}`,
           body: changedLines(change, model),
         },
         { ...options, ...stepButton('revert_step', `Revert step ${change.stepId}`) },
@@ -170,7 +183,7 @@ function changeSection(
     case 'removed': {
       const tool = toolOf(config, change.step.tool);
       const lines = [
-        `➖ *Removed step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}* (was position ${change.index + 1})`,
+        `➖ *Removed step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}* (was position ${change.index + 1})${irreversibleMark(tool)}`,
         ...(change.step.summary === undefined
           ? formatArgLines(tool?.args, change.step.args, options)
           : [clipMrkdwn(change.step.summary, 300)]),
@@ -181,12 +194,17 @@ function changeSection(
       const tool = toolOf(config, change.step.tool);
       return section(
         [
-          `↕️ *Moved step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}*: position ${change.from + 1} → ${change.to + 1}`,
+          `↕️ *Moved step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}*${irreversibleMark(tool)}: position ${change.from + 1} → ${change.to + 1}`,
         ],
         'line',
       );
     }
   }
+}
+
+/** " · ⚠️ *Irreversible*" after a step heading whose effect cannot be undone. */
+function irreversibleMark(tool: Parameters<typeof isIrreversible>[0]): string {
+  return isIrreversible(tool) ? ` · ${IRREVERSIBLE_MARK}` : '';
 }
 
 function provenanceOf(version: StoredVersion, stepId: string) {
@@ -281,6 +299,8 @@ function diffActions(model: DiffMessageModel): ActionsBlock {
       approveButton({
         runId,
         version: current.version,
+        // Without the run, what the edit touched is what waits for approval again.
+        awaiting: model.run?.awaiting ?? model.diff.touchedStepIds.map((stepId) => ({ stepId })),
         steps: current.plan.steps,
         config,
         text: `Approve version ${current.version}`,

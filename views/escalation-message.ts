@@ -6,6 +6,7 @@ import { approvalActions } from './card.ts';
 import { grantsText } from './escalation-rights.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, listInWords, mentionList, plural, quoteLines } from './mrkdwn.ts';
+import type { PeopleNames } from './people.ts';
 import { awaitingText, type StepRenderInput, stepLine, stepSection, stepStanding } from './step-section.ts';
 import { formatInstant, formatInstantFromNow, type TimeOptions } from './time.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
@@ -40,6 +41,8 @@ export interface EscalationMessageModel {
   /** Milliseconds since the epoch. */
   readonly now: number;
   readonly tz?: string;
+  /** Display names of the people the message names (default: mentions). */
+  readonly names?: PeopleNames;
 }
 
 /** Steps that need a person shown in full; the rest are listed one line each. */
@@ -71,7 +74,13 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
   const full = needPerson.slice(0, FULL_STEPS);
   const listed = inputs.filter((input) => !full.includes(input));
 
-  const outcome = actionable ? undefined : outcomeText(model, shown, time);
+  // Once decided or superseded, no time relative to when it was drawn: every date is written out.
+  const fixedTime = model.tz === undefined ? {} : { tz: model.tz };
+  const stepOptions = {
+    ...(actionable ? time : fixedTime),
+    ...(model.names === undefined ? {} : { names: model.names }),
+  };
+  const outcome = actionable ? undefined : outcomeText(model, shown, fixedTime);
   const summary = shown.plan.summary?.trim();
   const blocks: KnownBlock[] = [
     section([headline(model, shown, actionable, time)]),
@@ -79,11 +88,19 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
     ...(summary === undefined || summary === ''
       ? []
       : [section([`💬 _The agent says:_\n${quoteLines(clipMrkdwn(summary, 600))}`])]),
-    ...full.map((input) => stepSection(input, time)),
+    ...full.map((input) => stepSection(input, stepOptions)),
     ...(listed.length === 0 ? [] : [otherStepsSection(listed, full.length > 0)]),
-    context(footerText(model, shown, time)),
+    context(footerText(model, shown, actionable ? time : undefined)),
     ...(actionable
-      ? [approvalActions({ runId: run.runId, version: shown.version, steps: shown.plan.steps, config })]
+      ? [
+          approvalActions({
+            runId: run.runId,
+            version: shown.version,
+            awaiting: run.awaiting,
+            steps: shown.plan.steps,
+            config,
+          }),
+        ]
       : []),
   ];
   return { text: fallbackText(model, shown), blocks };
@@ -121,7 +138,7 @@ function headline(
   const since = formatInstant(shown.createdAt, time);
   const waiting =
     model.run.awaiting.length > 0
-      ? `for ${awaitingText(model.run.awaiting)}`
+      ? `for ${awaitingText(model.run.awaiting, model.names)}`
       : 'and can’t be approved while a step is blocked';
   const act =
     model.step.kind === 'reminder'
@@ -139,11 +156,15 @@ function awaitedGroups(run: RunView): string[] {
 }
 
 /** Superseded (pointing at the card) or what became of the run. */
-function outcomeText(model: EscalationMessageModel, shown: StoredVersion, time: TimeOptions): string {
+function outcomeText(
+  model: EscalationMessageModel,
+  shown: StoredVersion,
+  time: { readonly tz?: string },
+): string {
   if (shown.version < model.run.version) {
     return `⏭️ *Superseded by version ${model.run.version}* — ${cardPlace(model.cardChannel)} shows it. Buttons here no longer act.`;
   }
-  return lifecycleText(model.run, shown.version, time) ?? '';
+  return lifecycleText(model.run, shown.version, time, model.names) ?? '';
 }
 
 /** "the card in <#C0OPS>" for a channel id from the config, else "the card". */
@@ -158,13 +179,20 @@ function otherStepsSection(rest: readonly StepRenderInput[], afterFull: boolean)
   return section([title, ...rest.map(stepLine)], 'step');
 }
 
-function footerText(model: EscalationMessageModel, shown: StoredVersion, time: TimeOptions): string {
+/** Run, version, digest, the expiry countdown while the message can be acted on (`time` given), the card's place. */
+function footerText(
+  model: EscalationMessageModel,
+  shown: StoredVersion,
+  time: TimeOptions | undefined,
+): string {
   const expiresAt = Date.parse(shown.plan.expiresAt);
   return [
     `Run \`${escapeMrkdwn(model.run.runId)}\``,
     `version ${shown.version}`,
     `plan \`${shown.plan.digest.slice(0, 12)}\``,
-    `${expiresAt > time.now ? 'expires' : 'expired'} ${formatInstantFromNow(expiresAt, time)}`,
+    ...(time === undefined
+      ? []
+      : [`${expiresAt > time.now ? 'expires' : 'expired'} ${formatInstantFromNow(expiresAt, time)}`]),
     ...(model.cardChannel === undefined ? [] : [cardPlace(model.cardChannel)]),
   ].join(' · ');
 }

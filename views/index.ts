@@ -47,6 +47,7 @@ export {
   truncate,
 } from './mrkdwn.ts';
 export { buildFormTooLateNotice, buildNotice, buildNoticeModal } from './notices.ts';
+export { NAMED_PEOPLE_MAX, type PeopleNames, peopleList, peopleShown, person } from './people.ts';
 export {
   buildRejectModal,
   REJECT_IDS,

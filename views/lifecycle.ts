@@ -1,19 +1,26 @@
 import type { RunView } from '../src/approvals/types.ts';
-import { clipMrkdwn, mention, quoteLines } from './mrkdwn.ts';
+import { clipMrkdwn, quoteLines } from './mrkdwn.ts';
+import { type PeopleNames, peopleList, person } from './people.ts';
 import { formatInstant } from './time.ts';
 
 /** The parts of a run that say whether a message about one of its versions is still live. */
-export type RunLifecycle = Pick<RunView, 'status' | 'version' | 'decidedBy' | 'decidedAt' | 'reason'>;
+export type RunLifecycle = Pick<RunView, 'status' | 'version' | 'decidedBy' | 'decidedAt' | 'reason'> &
+  Partial<Pick<RunView, 'approvedBy'>>;
 
 /** Whether buttons for `shownVersion` can still do anything: the run is pending at that version. */
 export function isActionable(run: RunLifecycle, shownVersion: number): boolean {
   return run.status === 'pending' && run.version === shownVersion;
 }
 
-/** Who decided, as a mention when it is a person (not the expiry timer). */
-function decidedBy(run: RunLifecycle): string {
+/**
+ * Who decided, named when it is a person (not the expiry timer or the policy); for an approval,
+ * everyone whose approval counted ("by Dana Ortiz, Fay Chen and Ravi Nair"), not only the last click.
+ */
+function decidedBy(run: RunLifecycle, names: PeopleNames | undefined): string {
+  if (run.status === 'approved' && run.approvedBy !== undefined && run.approvedBy.length > 0)
+    return ` by ${peopleList(run.approvedBy, names, { max: 10 })}`;
   return run.decidedBy !== undefined && /^[UW][A-Z0-9]+$/.test(run.decidedBy)
-    ? ` by ${mention(run.decidedBy)}`
+    ? ` by ${person(run.decidedBy, names)}`
     : '';
 }
 
@@ -26,6 +33,7 @@ export function lifecycleText(
   run: RunLifecycle,
   shownVersion: number,
   time: { readonly now?: number; readonly tz?: string } = {},
+  names?: PeopleNames,
 ): string | undefined {
   if (shownVersion < run.version) {
     const then = run.status === 'pending' ? '' : ` (${run.status})`;
@@ -37,9 +45,9 @@ export function lifecycleText(
     case 'pending':
       return undefined;
     case 'approved':
-      return `✅ *Approved*${decidedBy(run)}${at}. The agent may now run these steps.`;
+      return `✅ *Approved*${decidedBy(run, names)}${at}. The agent may now run these steps.`;
     case 'rejected':
-      return `❌ *Rejected*${decidedBy(run)}${at} — nothing will be executed.${reason}`;
+      return `❌ *Rejected*${decidedBy(run, names)}${at} — nothing will be executed.${reason}`;
     case 'expired':
       return `⌛ *Expired*${at} — nothing was executed.`;
     case 'invalid':

@@ -5,16 +5,46 @@
  */
 
 /**
- * Escapes `&`, `<` and `>` so text renders as itself in mrkdwn.
+ * Escapes `&`, `<` and `>`, and keeps formatting marks (`*`, `_`, `~`, `` ` ``) visible instead of
+ * formatting: a mark that could open or close bold, italics, strike or code gets a zero-width space on
+ * each side (Slack does not pair marks next to one), so text renders as exactly the characters it
+ * holds. A mark inside a word (`dl_55120`) formats nothing and is left alone.
  * @example escapeMrkdwn('<!channel> & co') // "&lt;!channel&gt; &amp; co"
+ * @example escapeMrkdwn('*bold*') // "\u200B*\u200Bbold\u200B*\u200B"
  */
 export function escapeMrkdwn(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i] ?? '';
+    if (char === '&') out += '&amp;';
+    else if (char === '<') out += '&lt;';
+    else if (char === '>') out += '&gt;';
+    else if (isMark(char) && mayFormat(text, i)) out += `${ZWSP}${char}${ZWSP}`;
+    else out += char;
+  }
+  return out;
 }
 
-/** Length of one character once escaped. */
+/** Zero-width space: keeps a formatting mark from pairing with another, and shows nothing. */
+export const ZWSP = '\u200B';
+
+function isMark(char: string): boolean {
+  return char === '*' || char === '_' || char === '~' || char === '`';
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+/** A backtick always may (code spans open anywhere); other marks unless letters or digits are on both sides. */
+function mayFormat(text: string, at: number): boolean {
+  if (text[at] === '`') return true;
+  const before = text[at - 1];
+  const after = text[at + 1];
+  return !(before !== undefined && after !== undefined && WORD_CHAR.test(before) && WORD_CHAR.test(after));
+}
+
+/** Length of one character once escaped, at most (a mark may take zero-width spaces). */
 function escapedLength(char: string): number {
-  return char === '&' ? 5 : char === '<' || char === '>' ? 4 : char.length;
+  return char === '&' ? 5 : char === '<' || char === '>' ? 4 : isMark(char) ? 3 : char.length;
 }
 
 /**

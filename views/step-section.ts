@@ -2,7 +2,8 @@ import type { SectionBlock } from '@slack/types';
 import type { ApprovalRecord, AwaitedStep, StepApprovals, StepOutcome } from '../src/approvals/types.ts';
 import type { Provenance, ToolDefinition, ValidatedStep } from '../src/pipeline/index.ts';
 import { formatArgLines } from './arg-fields.ts';
-import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, mention, mentionList, plural } from './mrkdwn.ts';
+import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural } from './mrkdwn.ts';
+import { type PeopleNames, peopleList, person } from './people.ts';
 import { formatInstant } from './time.ts';
 
 /** Slack's limit on a section's text. */
@@ -69,8 +70,11 @@ export interface StepRenderInput {
   readonly provenance?: Provenance;
   /** How the step changed in the version shown, when known (diff messages): wording of provenance. */
   readonly change?: 'added' | 'changed';
-  /** What the agent reported after approval. */
-  readonly outcome?: StepOutcome;
+  /**
+   * What the agent reported after approval; `not_reported` on an approved run's step the agent has
+   * said nothing about yet.
+   */
+  readonly outcome?: StepOutcome | 'not_reported';
   /** First line, mrkdwn (already escaped); default "*2. Reschedule delivery* · `s2`". */
   readonly heading?: string;
   /** Lines under the heading, mrkdwn (already escaped); default the step's arguments. */
@@ -83,6 +87,8 @@ export interface StepRenderOptions {
   readonly now?: number;
   /** Default 3000, a section's limit. */
   readonly maxChars?: number;
+  /** Display names for the people a step names (default: mentions). */
+  readonly names?: PeopleNames;
 }
 
 /** The tool's title, or its name when the config no longer has it. */
@@ -90,18 +96,29 @@ export function toolTitle(step: Pick<ValidatedStep, 'tool'>, tool: ToolDefinitio
   return tool?.title ?? step.tool;
 }
 
-/** "*2. Reschedule delivery* · `s2`" */
+/**
+ * Whether a step's effect cannot be undone: its tool says `irreversible` — or the config no longer has
+ * the tool, which approvals treats as irreversible too.
+ */
+export function isIrreversible(tool: ToolDefinition | undefined): boolean {
+  return (tool?.effect ?? 'irreversible') === 'irreversible';
+}
+
+/** The mark an irreversible step carries wherever it is shown. */
+export const IRREVERSIBLE_MARK = '⚠️ *Irreversible*';
+
+/** "*2. Reschedule delivery* · `s2`", and " · ⚠️ *Irreversible*" for a step that cannot be undone. */
 export function stepHeading(input: {
   readonly step: Pick<ValidatedStep, 'id' | 'tool'>;
   readonly position: number;
   readonly tool: ToolDefinition | undefined;
 }): string {
-  return `*${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 150)}* · \`${escapeMrkdwn(input.step.id)}\``;
+  const mark = isIrreversible(input.tool) ? ` · ${IRREVERSIBLE_MARK}` : '';
+  return `*${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 150)}* · \`${escapeMrkdwn(input.step.id)}\`${mark}`;
 }
 
 const TAIL_LINE_MAX = 400;
 const NOTES_MAX = 900;
-const SHOWN_APPROVERS = 10;
 
 /**
  * One step as mrkdwn, rendered from the structured plan (never from the agent's prose): heading, the
@@ -113,8 +130,8 @@ export function renderStep(input: StepRenderInput, options: StepRenderOptions = 
   const max = options.maxChars ?? SECTION_TEXT_MAX;
   const heading = input.heading ?? stepHeading(input);
   const tail = [
-    standingLine(input.standing, input.provenance),
-    input.provenance && provenanceLine(input.provenance, input.change),
+    standingLine(input.standing, input.provenance, options.names),
+    input.provenance && provenanceLine(input.provenance, input.change, options.names),
     input.outcome && outcomeLine(input.outcome, options),
   ]
     .filter((line): line is string => line !== undefined)
@@ -153,7 +170,8 @@ export function stepSection(
 /** One line per step, for lists that cannot hold full sections: "44. Add internal note · `s44` — auto". */
 export function stepLine(input: Pick<StepRenderInput, 'step' | 'position' | 'tool' | 'standing'>): string {
   const summary = input.step.summary === undefined ? '' : `: ${clipMrkdwn(input.step.summary, 120)}`;
-  return `${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 80)} · \`${escapeMrkdwn(input.step.id)}\`${summary} — ${shortStanding(input.standing)}`;
+  const mark = isIrreversible(input.tool) ? ` · ${IRREVERSIBLE_MARK}` : '';
+  return `${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 80)} · \`${escapeMrkdwn(input.step.id)}\`${mark}${summary} — ${shortStanding(input.standing)}`;
 }
 
 function shortStanding(standing: StepStanding): string {
@@ -180,26 +198,38 @@ export function progressText(standing: {
 }
 
 /**
- * What a run still waits for, one entry per distinct progress:
- * "0 of 1 operators approval (`s2`, `s3`) · 1 of 2 finance approvals (`s4`)".
+ * What a run still waits for, one entry per distinct progress and set of people who may act, naming
+ * up to five of them: "Dana Ortiz or Ola Berg to approve `s2`, `s3` (0 of 1 operators approval) ·
+ * Fay Chen or Ravi Nair to approve `s4` (1 of 2 finance approvals)".
  */
-export function awaitingText(awaiting: readonly AwaitedStep[]): string {
-  const byProgress = new Map<string, string[]>();
+export function awaitingText(awaiting: readonly AwaitedStep[], names: PeopleNames = {}): string {
+  const entries = new Map<string, { who: string; progress: string; ids: string[] }>();
   for (const awaited of awaiting) {
-    const key = progressText(awaited);
-    byProgress.set(key, [...(byProgress.get(key) ?? []), `\`${escapeMrkdwn(awaited.stepId)}\``]);
+    const progress = progressText(awaited);
+    const who =
+      awaited.mayAct.length === 0
+        ? 'nobody who may approve'
+        : peopleList(awaited.mayAct, names, { conjunction: 'or' });
+    const key = `${who}\u0000${progress}`;
+    const entry = entries.get(key) ?? { who, progress, ids: [] };
+    entry.ids.push(`\`${escapeMrkdwn(awaited.stepId)}\``);
+    entries.set(key, entry);
   }
-  const entries = [...byProgress].map(([progress, ids]) => {
+  const lines = [...entries.values()].map(({ who, progress, ids }) => {
     const shown = ids.slice(0, 12);
     const more = ids.length > shown.length ? ` and ${ids.length - shown.length} more` : '';
-    return `${progress} (${shown.join(', ')}${more})`;
+    return `${who} to approve ${shown.join(', ')}${more} (${progress})`;
   });
-  const shown = entries.slice(0, 20);
-  const more = entries.length > shown.length ? ` · …and ${entries.length - shown.length} more` : '';
+  const shown = lines.slice(0, 20);
+  const more = lines.length > shown.length ? ` · …and ${lines.length - shown.length} more` : '';
   return `${shown.join(' · ')}${more}`;
 }
 
-function standingLine(standing: StepStanding, provenance: Provenance | undefined): string {
+function standingLine(
+  standing: StepStanding,
+  provenance: Provenance | undefined,
+  names: PeopleNames | undefined,
+): string {
   switch (standing.kind) {
     case 'auto':
       return `⚪ No approval needed (policy ${escapeMrkdwn(standing.rule)})`;
@@ -207,28 +237,29 @@ function standingLine(standing: StepStanding, provenance: Provenance | undefined
       return `⛔ Blocked: ${clipMrkdwn(standing.reason, 200)} — the plan can't be approved while this step is in it`;
     case 'review': {
       const { done } = standing;
-      const shown = standing.approvers.slice(0, SHOWN_APPROVERS);
-      const others = standing.approvers.length - shown.length;
       const by =
-        standing.approvers.length === 0
-          ? ''
-          : ` · approved by ${mentionList(shown)}${others > 0 ? ` and ${plural(others, 'other')}` : ''}`;
+        standing.approvers.length === 0 ? '' : ` · approved by ${peopleList(standing.approvers, names)}`;
       const notAuthor =
         standing.distinctFromAuthor && provenance?.by === 'user'
-          ? ` · not by ${mention(provenance.userId)} (its author)`
+          ? ` · not by ${person(provenance.userId, names)} (its author)`
           : '';
       return `${done ? '✅' : '👥'} ${progressText(standing)}${by}${notAuthor}`;
     }
   }
 }
 
-function provenanceLine(provenance: Provenance, change: StepRenderInput['change']): string | undefined {
+function provenanceLine(
+  provenance: Provenance,
+  change: StepRenderInput['change'],
+  names: PeopleNames | undefined,
+): string | undefined {
   if (provenance.by === 'agent') return undefined;
   const verb = change ?? provenance.change ?? 'written';
-  return `✏️ ${verb} by ${mention(provenance.userId)} in v${provenance.version}`;
+  return `✏️ ${verb} by ${person(provenance.userId, names)} in v${provenance.version}`;
 }
 
-function outcomeLine(outcome: StepOutcome, options: StepRenderOptions): string {
+function outcomeLine(outcome: StepOutcome | 'not_reported', options: StepRenderOptions): string {
+  if (outcome === 'not_reported') return '◻️ Not reported yet';
   const at = formatInstant(outcome.at, {
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.tz === undefined ? {} : { tz: options.tz }),
@@ -236,14 +267,33 @@ function outcomeLine(outcome: StepOutcome, options: StepRenderOptions): string {
   const detail = outcome.detail === undefined ? '' : `: ${clipMrkdwn(outcome.detail, 250)}`;
   switch (outcome.status) {
     case 'applying':
-      return `⏳ Running since ${at}${detail}`;
+      return `⏳ *Applying* since ${at}${detail}`;
     case 'applied':
-      return `✔️ Done at ${at}${detail}`;
+      return `✔️ *Applied* at ${at}${detail}`;
     case 'failed':
-      return `❌ Failed at ${at}${detail}`;
+      return `❌ *Failed* at ${at}${detail}`;
     case 'uncertain':
-      return `❓ Uncertain: started at ${at} and never reported back — it will not be re-run automatically${detail}`;
+      return `❓ *Uncertain — needs reconciliation, will not be re-run* (started ${at}, never reported back)${detail}`;
   }
+}
+
+/**
+ * The run's tally of what the agent reported: "3 of 3 applied", "1 of 3 applied · 1 failed · 1
+ * uncertain"; undefined before any report.
+ */
+export function outcomeTally(stepCount: number, outcomes: readonly StepOutcome[]): string | undefined {
+  if (outcomes.length === 0) return undefined;
+  const count = (status: StepOutcome['status']) =>
+    outcomes.filter((outcome) => outcome.status === status).length;
+  const parts = [
+    `${count('applied').toLocaleString('en-US')} of ${stepCount.toLocaleString('en-US')} applied`,
+  ];
+  if (count('failed') > 0) parts.push(`${count('failed')} failed`);
+  if (count('uncertain') > 0) parts.push(`${count('uncertain')} uncertain`);
+  if (count('applying') > 0) parts.push(`${count('applying')} applying`);
+  const unreported = stepCount - outcomes.length;
+  if (unreported > 0 && count('applied') < stepCount) parts.push(`${unreported} not reported`);
+  return parts.join(' · ');
 }
 
 /** Cuts an already-escaped line; used only on lines built here, whose escapes sit in short runs. */

@@ -97,13 +97,17 @@ export function formatSpan(ms: number): string {
   return `${Math.floor(hours / 24)} days`;
 }
 
-/** "12:00 UTC (in 2 h)", "09:00 UTC (1 h ago)" or "10:00 UTC (now)". */
+/**
+ * "12:00 UTC (in 2 h)", "09:00 UTC (1 h ago)" or "10:00 UTC (now)". The span is rounded to the nearest
+ * minute, so a card drawn again a moment later says the same ("in 2 h", not "in 1 h 59 min").
+ */
 export function formatInstantFromNow(ms: number, options: TimeOptions): string {
+  const span = Math.round((ms - options.now) / 60_000) * 60_000;
   const when =
     Math.abs(ms - options.now) < 60_000
       ? 'now'
-      : ms > options.now
-        ? `in ${formatSpan(ms - options.now)}`
-        : `${formatSpan(ms - options.now)} ago`;
+      : span > 0
+        ? `in ${formatSpan(span)}`
+        : `${formatSpan(span)} ago`;
   return `${formatInstant(ms, options)} (${when})`;
 }

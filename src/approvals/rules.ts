@@ -162,9 +162,41 @@ export function awaitedSteps(
       have: approved.have,
       need: approved.need,
       approvers: approved.approvers,
+      mayAct: mayActOn(step, version, approved.approvers, authority),
     });
   }
   return awaited;
+}
+
+/**
+ * People who may approve `step` now and have not: members of its group, then people an escalation
+ * granted it — never its author where the rule bars authors (see `approvalRight`).
+ */
+export function mayActOn(
+  step: ValidatedStep,
+  version: StoredVersion,
+  counted: readonly string[],
+  authority: Authority,
+): string[] {
+  if (step.route.kind !== 'review') return [];
+  const candidates = new Set([
+    ...(authority.groups[step.route.group] ?? []),
+    ...authority.escalated.map((person) => person.userId),
+  ]);
+  return [...candidates].filter(
+    (userId) => !counted.includes(userId) && approvalRight(step, version, userId, authority) !== undefined,
+  );
+}
+
+/** Everyone whose approval counts on some step of the version, in plan order, each once. */
+export function approversOf(
+  standing: Readonly<Record<string, StepApprovals>>,
+  version: StoredVersion,
+): string[] {
+  const people = new Set<string>();
+  for (const step of version.plan.steps)
+    for (const userId of standing[step.id]?.approvers ?? []) people.add(userId);
+  return [...people];
 }
 
 /** Steps whose route is `block`. */

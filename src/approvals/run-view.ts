@@ -3,7 +3,7 @@
  * service and the tests project runs the same way.
  */
 import type { CountersignConfig } from '../config/config-types.ts';
-import { type Authority, awaitedSteps, blockedSteps, standingOf } from './rules.ts';
+import { type Authority, approversOf, awaitedSteps, blockedSteps, standingOf } from './rules.ts';
 import type { RunFields } from './store.ts';
 import type { ApprovalRecord, EscalatedPerson, RunView, StoredVersion } from './types.ts';
 
@@ -72,6 +72,7 @@ export interface RunStateInput {
 export function projectRun(config: AuthorityConfig, runId: string, state: RunStateInput): RunView {
   const { fields, current, approvals } = state;
   const authority = authorityOf(config, fields);
+  const standing = standingOf(current, approvals, authority);
   return {
     runId,
     agent: fields.agent,
@@ -79,10 +80,11 @@ export function projectRun(config: AuthorityConfig, runId: string, state: RunSta
     version: current.version,
     current,
     approvals,
-    standing: standingOf(current, approvals, authority),
+    standing,
     awaiting: fields.status === 'pending' ? awaitedSteps(current, approvals, authority) : [],
     blocked: blockedSteps(current),
     ...(fields.decidedBy === undefined ? {} : { decidedBy: fields.decidedBy }),
+    approvedBy: approversOf(standing, current),
     ...(fields.decidedAt === undefined ? {} : { decidedAt: fields.decidedAt }),
     ...(fields.reason === undefined ? {} : { reason: fields.reason }),
     ...(fields.recheckProblem === undefined || fields.status !== 'pending'

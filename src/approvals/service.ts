@@ -44,9 +44,17 @@ export interface ApprovalServiceOptions extends QueryOptions {
 
 /** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
 /** Sees each commit that changes what people see of a run, by run and revision. */
+/** A rendering for a claim turning `uncertain` comes this long after it does (`deriveOutcome` is strict). */
+const UNCERTAIN_MARGIN_MS = 1_000;
+
 export type ChangeListener = (commit: {
   readonly runId: string;
   readonly revision: number;
+  /**
+   * When what people see of the run will change with no commit (ms since the epoch, Redis's clock): a
+   * step reported `applying` reads as `uncertain` once `defaults.uncertainAfter` has passed.
+   */
+  readonly showAgainAt?: number;
 }) => Promise<void> | void;
 
 export type CommittedListener = (
@@ -195,8 +203,20 @@ export class ApprovalService extends ApprovalQueries {
   }): Promise<OutcomeResult> {
     // Marked before the commit, like every change people see: the card shows outcomes.
     await this.redis.zadd(this.keys.changed, await this.now(), input.runId);
-    const { result, revision } = await recordOutcome(this.redis, this.keys, input, this.outcomeOptions());
-    if (revision !== undefined) await this.announceChange({ runId: input.runId, revision });
+    const options = this.outcomeOptions();
+    const { result, revision } = await recordOutcome(this.redis, this.keys, input, options);
+    if (revision !== undefined) {
+      // A claim the agent never finishes turns `uncertain` by time alone: the card is drawn again then.
+      const showAgainAt =
+        result.kind === 'recorded' && result.outcome.status === 'applying'
+          ? result.outcome.at + options.uncertainAfterMs + UNCERTAIN_MARGIN_MS
+          : undefined;
+      await this.announceChange({
+        runId: input.runId,
+        revision,
+        ...(showAgainAt === undefined ? {} : { showAgainAt }),
+      });
+    }
     return result;
   }
 
@@ -363,7 +383,7 @@ export class ApprovalService extends ApprovalQueries {
     if (failure !== undefined) throw failure.error;
   }
 
-  private async announceChange(commit: { readonly runId: string; readonly revision: number }): Promise<void> {
+  private async announceChange(commit: Parameters<ChangeListener>[0]): Promise<void> {
     for (const listener of this.changeListeners) await listener(commit);
   }
 }

@@ -54,6 +54,11 @@ export interface AwaitedStep {
   readonly need: number;
   /** Users whose approval counts for this step (its id at its current digest). */
   readonly approvers: readonly string[];
+  /**
+   * Users who may approve it now and whose approval would count (group members, people an escalation
+   * granted it), not counted yet: members first, in the config's order.
+   */
+  readonly mayAct: readonly string[];
 }
 
 /** Where one review step stands with its approvers. */
@@ -90,6 +95,11 @@ export interface RunView {
   /** Steps whose route is `block`: the run cannot be approved while they are present. */
   readonly blocked: readonly ValidatedStep[];
   readonly decidedBy?: string;
+  /**
+   * Everyone whose approval counted for the current version, in plan order of the steps they approved
+   * (for an approved run: who approved it, not only the last click).
+   */
+  readonly approvedBy: readonly string[];
   readonly decidedAt?: number;
   readonly reason?: string;
   readonly escalationLevel: number;

@@ -13,6 +13,8 @@ import {
   buildDiffMessage,
   buildEscalationMessage,
   type EscalationStepLabel,
+  type PeopleNames,
+  peopleShown,
 } from '../../views/index.ts';
 import {
   type ApprovalService,
@@ -62,12 +64,18 @@ type Ledger = MessageLedgerEntries;
  */
 const VERIFY_FOR_MS = 30_000;
 
+/** How long a person's name is used before users.info is asked again (a failed look-up: a minute). */
+const NAME_TTL_MS = 60 * 60_000;
+const NO_NAME_TTL_MS = 60_000;
+
 /** Renderings of one run in a row, at most (a run changing all the time is rendered again by the next job). */
 const MAX_ROUNDS = 5;
 
 export class Renderer {
   /** DM channel ids by user (conversations.open answers the same channel every time). */
   private readonly dms = new Map<string, string>();
+  /** People's names by user id, with when each was looked up. */
+  private readonly names = new Map<string, { readonly name: string | undefined; readonly at: number }>();
 
   constructor(private readonly deps: RendererDeps) {}
 
@@ -102,12 +110,13 @@ export class Renderer {
   /** Renders one read of the run; answers the revision of its own record of a card it posted, if any. */
   private async render(run: RunView, revision: number): Promise<number | undefined> {
     const ledger = await this.deps.messages.all(run.runId);
+    const names = await this.namesOf(run);
     let card: MessageRef | undefined;
     let posted: number | undefined;
     // A run approved by policy at submission never needed anyone: it has no card.
     if (run.decidedBy !== 'policy' || ledger.recorded.card !== undefined) {
       try {
-        card = await this.ensureCard(run, revision, ledger, (committed) => {
+        card = await this.ensureCard(run, revision, ledger, names, (committed) => {
           posted = committed;
         });
       } catch (error) {
@@ -116,8 +125,8 @@ export class Renderer {
         this.deps.onError(error, `showing the card of run ${run.runId}`, { runId: run.runId });
       }
     }
-    if (card !== undefined) await this.renderDiffs(run, revision, card, ledger);
-    await this.renderEscalations(run, revision, ledger);
+    if (card !== undefined) await this.renderDiffs(run, revision, card, ledger, names);
+    await this.renderEscalations(run, revision, ledger, names);
     await this.verifyPosts(run.runId, ledger);
     return posted;
   }
@@ -155,6 +164,7 @@ export class Renderer {
     run: RunView,
     revision: number,
     ledger: Ledger,
+    names: PeopleNames,
     onRecorded: (revision: number | undefined) => void,
   ): Promise<MessageRef> {
     const channel = this.deps.config.agents[run.agent]?.channel;
@@ -167,6 +177,7 @@ export class Renderer {
       config: this.deps.config,
       outcomes,
       earlierVersions,
+      names,
       ...this.time(),
     });
     return this.ensure(
@@ -184,7 +195,13 @@ export class Renderer {
   }
 
   /** The current version's diff message (posted once), and older ones brought to their superseded state. */
-  private async renderDiffs(run: RunView, revision: number, card: MessageRef, ledger: Ledger): Promise<void> {
+  private async renderDiffs(
+    run: RunView,
+    revision: number,
+    card: MessageRef,
+    ledger: Ledger,
+    names: PeopleNames,
+  ): Promise<void> {
     for (let version = 2; version <= run.version; version++) {
       const name: MessageName = { kind: 'diff', version };
       if (version < run.version && ledger.recorded[messageName(name)] === undefined) continue;
@@ -195,10 +212,18 @@ export class Renderer {
           ? undefined
           : await this.deps.runs.getVersion(run.runId, shown.baseVersion);
       if (shown === undefined || previous === undefined) continue;
-      await this.ensure(run, revision, ledger, name, this.diffMessage(run, previous, shown), undefined, {
-        channel: card.channel,
-        threadTs: card.ts,
-      });
+      await this.ensure(
+        run,
+        revision,
+        ledger,
+        name,
+        this.diffMessage(run, previous, shown, names),
+        undefined,
+        {
+          channel: card.channel,
+          threadTs: card.ts,
+        },
+      );
     }
   }
 
@@ -206,7 +231,12 @@ export class Renderer {
    * Escalation and reminder messages: those recorded are brought to the run's state; while the run is
    * pending, each chain step that fired for the current version is posted to its people and channel.
    */
-  private async renderEscalations(run: RunView, revision: number, ledger: Ledger): Promise<void> {
+  private async renderEscalations(
+    run: RunView,
+    revision: number,
+    ledger: Ledger,
+    names: PeopleNames,
+  ): Promise<void> {
     for (const [text, ref] of Object.entries(ledger.recorded)) {
       const name = parseMessageName(text);
       if (name?.kind !== 'escalation') continue;
@@ -218,7 +248,7 @@ export class Renderer {
         revision,
         ledger,
         name,
-        this.escalationMessage(run, shown, name.step),
+        this.escalationMessage(run, shown, name.step, names),
         undefined,
         {
           channel: ref.channel,
@@ -229,7 +259,7 @@ export class Renderer {
     let retry: unknown;
     for (const step of firedChainSteps(this.deps.config.escalation[run.agent], run)) {
       const target = escalationTarget(this.deps.config, run.agent, step);
-      const message = this.escalationMessage(run, run.current, step);
+      const message = this.escalationMessage(run, run.current, step, names);
       const targets = [
         ...target.notified.map((user) => ({ user })),
         ...(target.channel === undefined ? [] : [{ channel: target.channel }]),
@@ -266,6 +296,30 @@ export class Renderer {
     }
     // A target that failed for now (5xx, 429, a timeout) fails the job: it is retried, the others are done.
     if (retry !== undefined) throw retry;
+  }
+
+  /**
+   * Names of everyone the run's messages may name — who may act, who approved, who wrote a step —
+   * looked up once an hour each; a person Slack gives no name for is shown as a mention.
+   */
+  private async namesOf(run: RunView): Promise<PeopleNames> {
+    const ids = new Set(peopleShown(run));
+    for (const standing of Object.values(run.standing)) for (const id of standing.approvers) ids.add(id);
+    for (const provenance of Object.values(run.current.provenance))
+      if (provenance.by === 'user') ids.add(provenance.userId);
+    if (run.current.createdBy !== 'agent') ids.add(run.current.createdBy);
+    const now = this.deps.clock();
+    const names: Record<string, string> = {};
+    for (const id of ids) {
+      let known = this.names.get(id);
+      const ttl = known?.name === undefined ? NO_NAME_TTL_MS : NAME_TTL_MS;
+      if (known === undefined || now - known.at > ttl) {
+        known = { name: await this.deps.gateway.personName(id), at: now };
+        this.names.set(id, known);
+      }
+      if (known.name !== undefined) names[id] = known.name;
+    }
+    return names;
   }
 
   private async dmWith(user: string): Promise<string> {
@@ -341,7 +395,12 @@ export class Renderer {
     return versions.filter((version): version is StoredVersion => version !== undefined);
   }
 
-  private diffMessage(run: RunView, previous: StoredVersion, current: StoredVersion): SlackMessage {
+  private diffMessage(
+    run: RunView,
+    previous: StoredVersion,
+    current: StoredVersion,
+    names: PeopleNames,
+  ): SlackMessage {
     return buildDiffMessage({
       runId: run.runId,
       previous,
@@ -350,11 +409,17 @@ export class Renderer {
       editorId: current.createdBy,
       config: this.deps.config,
       run,
+      names,
       ...this.time(),
     });
   }
 
-  private escalationMessage(run: RunView, version: StoredVersion, step: ChainStep): SlackMessage {
+  private escalationMessage(
+    run: RunView,
+    version: StoredVersion,
+    step: ChainStep,
+    names: PeopleNames,
+  ): SlackMessage {
     const target = escalationTarget(this.deps.config, run.agent, step);
     const cardChannel = this.deps.config.agents[run.agent]?.channel;
     const label: EscalationStepLabel =
@@ -370,6 +435,7 @@ export class Renderer {
       ...(target.may === undefined ? {} : { may: target.may }),
       ...(cardChannel === undefined ? {} : { cardChannel }),
       config: this.deps.config,
+      names,
       ...this.time(),
     });
   }

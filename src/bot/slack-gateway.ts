@@ -192,6 +192,25 @@ export class SlackGateway {
     });
   }
 
+  /**
+   * The name to show for a person (users.info): their full name, else their display name; undefined
+   * when Slack has none or does not answer (the views then show a mention, which Slack draws as the name).
+   */
+  async personName(userId: string): Promise<string | undefined> {
+    try {
+      const answer = await this.pacer.call('users.info', () =>
+        this.clients.background.users.info({ user: userId }),
+      );
+      const user = answer.user;
+      const name = [user?.profile?.real_name, user?.real_name, user?.profile?.display_name, user?.name].find(
+        (candidate) => candidate !== undefined && candidate.trim() !== '',
+      );
+      return name?.trim();
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Opens a DM with one or more people and returns its channel id. */
   async openDm(users: readonly string[]): Promise<string> {
     const opened = await this.pacer.call('conversations.open', () =>

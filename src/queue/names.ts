@@ -19,6 +19,11 @@ export function renderJobId(runId: string, revision: number): string {
   return `render-${runId}-r${revision}`;
 }
 
+/** A rendering of a run due at `at` (ms since the epoch): one per run and instant. */
+export function renderAtJobId(runId: string, at: number): string {
+  return `render-${runId}-at${at}`;
+}
+
 /** The repair loop's rendering of a run: at most one waiting per run, however often the loop finds it. */
 export function repairJobId(runId: string): string {
   return `render-${runId}-repair`;

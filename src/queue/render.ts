@@ -4,7 +4,8 @@
  *
  * Inputs: job data `{ runId, revision }`, one job per committed revision (`render-<run>-r<rev>`), added
  * by the approvals service's listener after the commit; the repair loop adds jobs for runs still
- * marked `changed` (a process that died before adding the job). Outputs: `render(runId)`, which reads
+ * marked `changed` (a process that died before adding the job); a delayed job (`render-<run>-at<ms>`)
+ * for what changes with time alone — a step claimed `applying` and never finished turns `uncertain`. Outputs: `render(runId)`, which reads
  * the run as it is *now* and converges every message (src/bot/renderer.ts). Jobs of one run never run
  * at once: each takes the run's render lock first and otherwise comes back 250 ms later; the newest
  * state is rendered by whichever job runs, so a burst of revisions costs a rendering or two, not one
@@ -17,7 +18,7 @@ import { DelayedError, type Job, type JobsOptions, Queue, Worker } from 'bullmq'
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ErrorReporter, Logger } from '../log.ts';
-import { bullPrefix, RENDER_QUEUE, renderJobId, repairJobId } from './names.ts';
+import { bullPrefix, RENDER_QUEUE, renderAtJobId, renderJobId, repairJobId } from './names.ts';
 import { CRASH_RECOVERY, reportToStderr, type SupervisedWorker, supervise } from './supervised-worker.ts';
 
 export const RENDER_JOB_OPTIONS = {
@@ -44,6 +45,12 @@ export interface RenderQueue {
   /** Asks for the run to be rendered at (or past) `revision`. */
   enqueue(runId: string, revision: number): Promise<void>;
   /**
+   * Asks for a rendering of the run at `at` (ms since the epoch, the `clock` given), whatever Slack
+   * shows by then: for what changes with time alone (a claimed step turning `uncertain`). One job per
+   * run and instant.
+   */
+  enqueueAt(runId: string, at: number): Promise<void>;
+  /**
    * Asks for a rendering of a run Slack may not show (the repair loop): one such job per run at a
    * time, whatever became of the run's earlier jobs (a job that failed for good is kept, under its id).
    */
@@ -58,7 +65,10 @@ export function createRenderQueue(options: {
   readonly onError?: ErrorReporter;
   /** Debug lines for jobs done. */
   readonly logger?: Logger;
+  /** For delays (`enqueueAt`); default this process's clock. */
+  readonly clock?: () => number;
 }): RenderQueue {
+  const clock = options.clock ?? Date.now;
   const queue = new Queue(RENDER_QUEUE, {
     connection: options.connection,
     prefix: bullPrefix(options.prefix ?? 'cs'),
@@ -70,6 +80,14 @@ export function createRenderQueue(options: {
         'render',
         { runId, revision },
         { ...RENDER_JOB_OPTIONS, jobId: renderJobId(runId, revision) },
+      );
+    },
+    async enqueueAt(runId, at) {
+      // A revision past any real one: the job renders even though no commit marked the run.
+      await queue.add(
+        'render',
+        { runId, revision: Number.MAX_SAFE_INTEGER },
+        { ...RENDER_JOB_OPTIONS, jobId: renderAtJobId(runId, at), delay: Math.max(0, at - clock()) },
       );
     },
     async repair(runId) {

@@ -280,7 +280,15 @@ describe('who may act from an escalation is the policy’s decision', () => {
       'awaiting',
     );
     expect(one.run.awaiting).toEqual([
-      { stepId: 's3', group: 'finance', have: 1, need: 2, approvers: ['U0LEAD1'] },
+      {
+        stepId: 's3',
+        group: 'finance',
+        have: 1,
+        need: 2,
+        approvers: ['U0LEAD1'],
+        // The rest of finance may act; the lead has acted.
+        mayAct: ['U0FIN1', 'U0FIN2', 'U0FIN3'],
+      },
     ]);
     expectKind(await memberGrant.approve({ runId: first.runId, version: 1, userId: 'U0FIN1' }), 'approved');
 
@@ -343,8 +351,16 @@ describe('who may act from an escalation is the policy’s decision', () => {
     );
     const result = expectKind(await svc.approve({ runId, version: 2, userId: 'U0LEAD1' }), 'awaiting');
     expect(result.approvedSteps).toEqual(['s2']);
+    // Those who may act on it are finance, never the lead who wrote it.
     expect(result.run.awaiting).toEqual([
-      { stepId: 's3', group: 'finance', have: 0, need: 1, approvers: [] },
+      {
+        stepId: 's3',
+        group: 'finance',
+        have: 0,
+        need: 1,
+        approvers: [],
+        mayAct: ['U0FIN1', 'U0FIN2', 'U0FIN3'],
+      },
     ]);
   });
 });

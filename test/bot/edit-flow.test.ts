@@ -122,8 +122,8 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
     const updated = await cardAtVersion(stack, card, 2);
     expect(visibleText(updated.blocks)).toMatch(/0 of 2 finance approvals/);
     // Who touched what, and how: the refund was added, the delivery window changed.
-    expect(visibleText(updated.blocks)).toMatch(/Issue refund[\s\S]*✏️ added by <@U0FIN1> in v2/);
-    expect(visibleText(updated.blocks)).toMatch(/✏️ changed by <@U0FIN1> in v2/);
+    expect(visibleText(updated.blocks)).toMatch(/Issue refund[\s\S]*✏️ added by Sam Lindqvist in v2/);
+    expect(visibleText(updated.blocks)).toMatch(/✏️ changed by Sam Lindqvist in v2/);
 
     // The diff message: the added step set apart from the changed field, with the annotation.
     const diff = await stack.until(() => stack.thread(card)[0]);
@@ -168,7 +168,7 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
 
     // The rest of the approvals complete it: the agent receives the plan of version 3.
     const v3Card = await cardAtVersion(stack, card, 3);
-    expect(sectionMatching(v3Card.blocks, /Reply to customer/)).toMatch(/U0OP1/);
+    expect(sectionMatching(v3Card.blocks, /Reply to customer/)).toMatch(/approved by Dana Ortiz/);
     for (const userId of ['U0OP1', 'U0FIN2', 'U0FIN3']) {
       expect((await stack.click(userId, v3Card, 'approve')).status).toBe(200);
     }

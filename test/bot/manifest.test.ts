@@ -19,6 +19,7 @@ const METHOD_SCOPES: Readonly<Record<string, readonly string[]>> = {
   'chat.postEphemeral': ['chat:write'],
   'chat.update': ['chat:write'],
   'conversations.open': ['im:write'],
+  'users.info': ['users:read'],
   'conversations.history': HISTORY,
   'conversations.replies': HISTORY,
   'views.open': [],

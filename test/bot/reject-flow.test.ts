@@ -33,7 +33,7 @@ describe('rejecting a plan from its card', () => {
       return message !== undefined && actionIds(message.blocks).length === 0 ? message : undefined;
     });
     const text = visibleText(decided.blocks);
-    expect(text).toMatch(/Rejected\* by <@U0OP1>/);
+    expect(text).toMatch(/Rejected\* by Dana Ortiz/);
     expect(text).toContain('Do not promise Friday: the depot is closed for Easter.');
   });
 

@@ -47,7 +47,7 @@ describe('Countersign in Socket Mode, on the emulator', () => {
       const message = stack.slack.state.message(card.channel, card.ts);
       return message !== undefined && actionIds(message.blocks).length === 0 ? message : undefined;
     });
-    expect(visibleText(decided.blocks)).toMatch(/Approved\* by <@U0OP1>/);
+    expect(visibleText(decided.blocks)).toMatch(/Approved\* by Dana Ortiz/);
   });
 
   it('opens the reject modal from the card; an empty reason comes back in the ack as field errors', async () => {

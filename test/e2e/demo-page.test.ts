@@ -83,6 +83,18 @@ async function shoot(target: Locator, name: string, docsName?: string): Promise<
   if (UPDATE_DOCS && docsName !== undefined) copyFileSync(path, resolve('docs', docsName));
 }
 
+/**
+ * Clicks an Approve button whose approval covers an irreversible step: the page shows Slack's confirm
+ * dialog first, and the click goes out only from its confirm button.
+ */
+async function approveConfirmed(button: Locator): Promise<void> {
+  await button.click();
+  const dialog = button.page().getByRole('alertdialog');
+  await waitForText(dialog, 'cannot be undone');
+  await dialog.getByRole('button', { name: 'Approve', exact: true }).click();
+  await dialog.waitFor({ state: 'detached' });
+}
+
 async function switchTo(page: Page, user: string): Promise<void> {
   await page.selectOption('#viewer', user);
   await page.waitForURL(new RegExp(`as=${user}`));
@@ -127,25 +139,34 @@ describe('the demo page in Chromium', () => {
     await page.context().close();
   });
 
-  it('shows the card; the operator approves it; the card updates and the agent reports approved', async () => {
+  it('shows the card; the operator confirms the irreversible approval; the card shows who approved, each outcome and the tally', async () => {
     const agent = startAgent();
     const runId = await agent.runId;
     const page = await openAs('U0OP1', { width: 1100 });
     const card = cardOf(page, runId);
     await waitForText(card, 'freight-ops plan, 3 steps — awaiting approval');
-    await waitForText(card, 'Waiting for');
+    await waitForText(card, 'Waiting for Dana Ortiz');
+    await waitForText(card, 'Irreversible');
     await shoot(card, 'card.png', 'card.png');
 
+    // The reply to the customer cannot be undone: Approve asks first, naming it, and sends nothing yet.
     await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Approve an irreversible step?' });
+    await waitForText(dialog, 'Reply on ticket #74991 — cannot be undone');
+    await shoot(dialog, 'approve-confirm.png');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await demo.countersign.approvals.getRun(runId))?.status).toBe('pending');
+    await approveConfirmed(card.getByRole('button', { name: 'Approve', exact: true }));
     await waitForText(card, 'freight-ops plan, 3 steps — approved');
-    await waitForText(card, 'Approved by @Dana Ortiz');
+    await waitForText(card, 'Approved by Dana Ortiz');
     expect(await card.getByRole('button').count()).toBe(0);
 
     const { decision, executed } = await agent.result;
-    // The agent reported each step: the card shows it (the last of its renderings).
-    await expect
-      .poll(async () => ((await card.textContent()) ?? '').split('Done at').length - 1, { timeout: 15_000 })
-      .toBe(3);
+    // The agent reported each step: the card shows each outcome and the tally (its last rendering).
+    await waitForText(card, '3 of 3 applied');
+    expect(((await card.textContent()) ?? '').split('Applied at').length - 1).toBe(3);
+    expect(await card.textContent()).not.toMatch(/expires|Applying|Not reported/);
     await shoot(card, 'card-approved.png');
     expect(decision.status).toBe('approved');
     expect(executed).toEqual(['s1', 's2', 's3']);
@@ -221,19 +242,21 @@ describe('the demo page in Chromium', () => {
     await modal.waitFor({ state: 'detached' });
 
     // Approve on the old card (version 1, on the page that missed the updates): refused, privately.
-    await cardOf(stale, runId).getByRole('button', { name: 'Approve', exact: true }).click();
+    await approveConfirmed(cardOf(stale, runId).getByRole('button', { name: 'Approve', exact: true }));
     await waitForText(page.locator('main article.ephemeral'), 'version 3 is current');
     expect((await demo.countersign.approvals.getRun(runId))?.approvals).toEqual([]);
 
     // Version 3: Dana approves the operator steps; Fay and Ravi approve the refund (Sam wrote it).
-    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await approveConfirmed(card.getByRole('button', { name: 'Approve', exact: true }));
     await waitForText(page.locator('main article.ephemeral'), 'is recorded');
     await switchTo(page, 'U0FIN2');
-    await diff.getByRole('button', { name: 'Approve version 3' }).click();
+    await approveConfirmed(diff.getByRole('button', { name: 'Approve version 3' }));
     await waitForText(page.locator('main article.ephemeral'), 'is recorded');
     await switchTo(page, 'U0FIN3');
-    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await approveConfirmed(card.getByRole('button', { name: 'Approve', exact: true }));
     await waitForText(card, 'freight-ops plan, 4 steps — approved');
+    // Everyone whose approval counted, not only the last click.
+    await waitForText(card, 'Approved by Dana Ortiz, Fay Moreau and Ravi Nair');
 
     const { decision, executed } = await agent.result;
     expect(decision.status).toBe('approved');

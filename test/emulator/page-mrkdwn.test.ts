@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeEntities, parseMrkdwn } from '../../src/emulator/page/client/mrkdwn.ts';
 import { escapeMrkdwn } from '../../views/mrkdwn.ts';
@@ -13,6 +14,26 @@ describe('the page reads Slack mrkdwn', () => {
   it('round-trips anything views/ escapes: no mention, link or broadcast can come out of plan text', () => {
     const hostile = '<!channel> <@U0FIN1> <https://evil.example|your bank> <#C0OPS> &lt; & >';
     expect(parseMrkdwn(escapeMrkdwn(hostile))).toEqual([text(hostile)]);
+  });
+
+  it('shows formatting marks in text views/ escaped as the marks themselves, for any text', () => {
+    const visible = (nodes: readonly { kind: string }[]) =>
+      nodes.every((node) => node.kind === 'text' || node.kind === 'break');
+    const shown = (value: string) =>
+      parseMrkdwn(escapeMrkdwn(value))
+        .map((node) => (node.kind === 'text' ? node.text : node.kind === 'break' ? '\n' : `[${node.kind}]`))
+        .join('')
+        .replaceAll('\u200B', '');
+    for (const typed of ['*bold* _it_ ~gone~ `code`', '```pre```', 'a *b* c', '_*both*_', 'x`y`z']) {
+      expect(visible(parseMrkdwn(escapeMrkdwn(typed)))).toBe(true);
+      expect(shown(typed)).toBe(typed);
+    }
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom('*', '_', '~', '`', 'a', '1', ' ', '.', '>', '&', '<') }),
+        (typed) => shown(typed) === typed,
+      ),
+    );
   });
 
   it('reads bold, italic, strike and code, nested where Slack nests them', () => {

@@ -59,8 +59,9 @@ describe('the page renders Block Kit safely', () => {
     expect(root.findAll('img')).toEqual([]);
     expect(root.findAll('.mention')).toEqual([]);
     expect(root.findAll('.link')).toEqual([]);
-    // *x* is Slack formatting whoever wrote it (views/ does not escape it; Slack would bold it too).
-    expect(root.findAll('b').map((b) => b.textContent)).toEqual(['x', 'x', 'x']);
+    // *x* in plan text is shown as typed: views/ keeps its marks from pairing, as Slack reads them.
+    expect(root.findAll('b')).toEqual([]);
+    expect(root.textContent?.replaceAll('\u200B', '')).toContain('*x*');
     // A plain_text header is not parsed at all: even an escaped-looking entity stays as typed.
     const header = render([{ type: 'header', text: plain('&lt;b&gt;') }]).root;
     expect(header.textContent).toBe('&lt;b&gt;');

@@ -7,6 +7,7 @@ import {
   QUEUES,
   RENDER_QUEUE,
   remindJobId,
+  renderAtJobId,
   renderJobId,
   repairJobId,
   TIMERS_QUEUE,
@@ -34,6 +35,7 @@ describe('queue names and job ids', () => {
     expect(remindJobId(RUN, 3)).toBe(`remind-${RUN}-v3`);
     expect(renderJobId(RUN, 12)).toBe(`render-${RUN}-r12`);
     expect(repairJobId(RUN)).toBe(`render-${RUN}-repair`);
+    expect(renderAtJobId(RUN, 1775037600000)).toBe(`render-${RUN}-at1775037600000`);
   });
 
   it('never puts a colon in a job id (BullMQ refuses them)', () => {
@@ -44,6 +46,7 @@ describe('queue names and job ids', () => {
       remindJobId(RUN, 1),
       renderJobId(RUN, 1),
       repairJobId(RUN),
+      renderAtJobId(RUN, 1),
     ]) {
       expect(id).not.toContain(':');
     }

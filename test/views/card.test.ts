@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { freightPlan } from '../../examples/freight/plans.ts';
 import { checkMessageBlocks } from '../../src/emulator/block-kit-limits.ts';
 import { buildApprovalCard } from '../../views/card.ts';
+import { peopleList } from '../../views/people.ts';
 import { renderStep } from '../../views/step-section.ts';
 import {
   agentVersion,
@@ -50,7 +51,7 @@ describe('approval card', () => {
           },
           {
             "text": {
-              "text": "🕓 *Waiting for* 0 of 1 operators approval (\`s3\`)",
+              "text": "🕓 *Waiting for* <@U0OP1> or <@U0OP2> to approve \`s3\` (0 of 1 operators approval)",
               "type": "mrkdwn",
             },
             "type": "section",
@@ -90,7 +91,7 @@ describe('approval card', () => {
           },
           {
             "text": {
-              "text": "*3. Reply to customer* · \`s3\`
+              "text": "*3. Reply to customer* · \`s3\` · ⚠️ *Irreversible*
       Ticket: 74991
       Reply:
       >Hi Marta, sorry about the missed delivery. We have rebooked it for Friday 3 April, before noon.
@@ -112,6 +113,29 @@ describe('approval card', () => {
             "elements": [
               {
                 "action_id": "approve",
+                "confirm": {
+                  "confirm": {
+                    "emoji": true,
+                    "text": "Approve",
+                    "type": "plain_text",
+                  },
+                  "deny": {
+                    "emoji": true,
+                    "text": "Cancel",
+                    "type": "plain_text",
+                  },
+                  "style": "danger",
+                  "text": {
+                    "emoji": true,
+                    "text": "Reply on ticket #74991 — cannot be undone",
+                    "type": "plain_text",
+                  },
+                  "title": {
+                    "emoji": true,
+                    "text": "Approve an irreversible step?",
+                    "type": "plain_text",
+                  },
+                },
                 "style": "primary",
                 "text": {
                   "emoji": true,
@@ -169,7 +193,9 @@ describe('approval card', () => {
     const run = runView(current, { approvals: [approval(current.plan.steps[3]!, 'U0FIN2', 2)] });
     const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
     const text = textOf(card);
-    expect(text).toContain('*4. Issue refund* · `s4`\nInvoice: in_74119\nAmount: $1,489.00');
+    expect(text).toContain(
+      '*4. Issue refund* · `s4` · ⚠️ *Irreversible*\nInvoice: in_74119\nAmount: $1,489.00',
+    );
     expect(text).toContain(
       '👥 1 of 2 finance approvals · approved by <@U0FIN2> · not by <@U0FIN1> (its author)',
     );
@@ -178,7 +204,7 @@ describe('approval card', () => {
       '⚠️ invoice in_74119 belongs to Halvorsen Freight, not Nordvik Logistics (the account on ticket #74991)',
     );
     expect(text).toContain(
-      '🕓 *Waiting for* 0 of 1 operators approval (`s2`, `s3`) · 1 of 2 finance approvals (`s4`)',
+      '🕓 *Waiting for* <@U0OP1> or <@U0OP2> to approve `s2`, `s3` (0 of 1 operators approval) · <@U0FIN3> to approve `s4` (1 of 2 finance approvals)',
     );
     expect(text).toContain('New delivery date: Sat 4 Apr 2026');
     expect(checkMessageBlocks(card.blocks)).toEqual([]);
@@ -217,11 +243,14 @@ describe('approval card', () => {
       });
       expect(blocksOf(card)[0]!.text!.text).toBe('✅ freight-ops plan, 3 steps — approved');
       expect(textOf(card)).toContain(
-        '✅ *Approved* by <@U0OP2> at 11:05 UTC. The agent may now run these steps.',
+        '✅ *Approved* by <@U0OP2> at Wed 1 Apr 2026, 11:05 UTC. The agent may now run these steps.\n📊 *1 of 3 applied · 1 failed · 1 not reported*',
       );
       expect(textOf(card)).toContain('✅ 1 of 1 operators approval · approved by <@U0OP2>');
-      expect(textOf(card)).toContain('✔️ Done at 11:06 UTC');
-      expect(textOf(card)).toContain('❌ Failed at 11:06 UTC: carrier API &lt;timeout&gt;');
+      expect(textOf(card)).toContain('✔️ *Applied* at Wed 1 Apr 2026, 11:06 UTC');
+      expect(textOf(card)).toContain('❌ *Failed* at Wed 1 Apr 2026, 11:06 UTC: carrier API &lt;timeout&gt;');
+      expect(textOf(card)).toContain('◻️ Not reported yet');
+      // Decided: no countdown, no "(in 2 h)", no time that only reads right on the day it was drawn.
+      expect(textOf(card)).not.toMatch(/expires|\(in |ago\)/);
       expect(actionIds(card)).toEqual([]);
       expect(card.text).toBe('freight-ops plan approved: 3 steps (run run-freight-1, version 1)');
       expect(checkMessageBlocks(card.blocks)).toEqual([]);
@@ -236,7 +265,7 @@ describe('approval card', () => {
       });
       const card = buildApprovalCard({ run, config: freightConfig, now: decidedAt });
       expect(textOf(card)).toContain(
-        '❌ *Rejected* by <@U0OP1> at 11:05 UTC — nothing will be executed.\n>Wrong customer &lt;!here&gt;',
+        '❌ *Rejected* by <@U0OP1> at Wed 1 Apr 2026, 11:05 UTC — nothing will be executed.\n>Wrong customer &lt;!here&gt;',
       );
       expect(actionIds(card)).toEqual([]);
     });
@@ -245,8 +274,8 @@ describe('approval card', () => {
       const run = runView(v1, { status: 'expired', decidedBy: 'timer', decidedAt: NOW + 2 * 3_600_000 });
       const card = buildApprovalCard({ run, config: freightConfig, now: NOW + 2 * 3_600_000 });
       expect(blocksOf(card)[0]!.text!.text).toBe('⌛ freight-ops plan, 3 steps — expired');
-      expect(textOf(card)).toContain('⌛ *Expired* at 12:00 UTC — nothing was executed.');
-      expect(textOf(card)).toContain('expired 12:00 UTC (now)');
+      expect(textOf(card)).toContain('⌛ *Expired* at Wed 1 Apr 2026, 12:00 UTC — nothing was executed.');
+      expect(textOf(card)).not.toContain('(now)');
       expect(actionIds(card)).toEqual([]);
     });
 
@@ -382,7 +411,7 @@ describe('approval card limits', () => {
     const more = blocksOf(card).at(-3)!.text!.text;
     expect(more.split('\n')[0]).toBe('*…and 16 more steps*, listed briefly (Edit shows every step in full):');
     expect(more).toContain('45. Update order · `s45` — 0 of 1 ops');
-    expect(more).toContain('46. Wire funds · `s46` — ⛔ blocked');
+    expect(more).toContain('46. Wire funds · `s46` · ⚠️ *Irreversible* — ⛔ blocked');
     expect(more.length).toBeLessThanOrEqual(3000);
   });
 
@@ -443,7 +472,7 @@ describe('approval card limits', () => {
     });
     expect(text.length).toBeLessThanOrEqual(3000);
     expect(text).toContain('…and 29 more notes');
-    expect(text).toContain('and 30 others');
+    expect(text).toContain('+35 more');
     expect(unescapedMarkup(text, [...users, 'U0OP1'])).toEqual([]);
   });
 });
@@ -456,5 +485,96 @@ describe('a failed re-check at approval', () => {
       '*Not approved:* the checks were run again when the last approval came in, and failed',
     );
     expect(text).toContain('&lt;!channel&gt;');
+  });
+});
+
+describe('the card names people and tells what ran', () => {
+  const names = {
+    U0OP1: 'Dana Ortiz',
+    U0OP2: 'Omar Berg',
+    U0FIN1: 'Sam Lindqvist',
+    U0FIN2: 'Fay Chen',
+    U0FIN3: 'Ravi Nair',
+  };
+  const { current } = freightEdit();
+  const [, s2, s3, s4] = current.plan.steps;
+  const confirmOf = (message: { blocks: readonly unknown[] }) => {
+    const actions = blocksOf(message).find((block) => block.type === 'actions');
+    const approve = (actions?.elements ?? [])[0] as { confirm?: unknown } | undefined;
+    return approve?.confirm as { title: { text: string }; text: { text: string } } | undefined;
+  };
+
+  it('names who can act on each waiting step (never the author where barred), not the config group', () => {
+    const run = runView(current, { approvals: [approval(s4!, 'U0FIN2', 2)] });
+    const text = textOf(buildApprovalCard({ run, config: freightConfig, now: NOW, names }));
+    expect(text).toContain(
+      '🕓 *Waiting for* Dana Ortiz or Omar Berg to approve `s2`, `s3` (0 of 1 operators approval) · Ravi Nair to approve `s4` (1 of 2 finance approvals)',
+    );
+    expect(text).toContain('approved by Fay Chen · not by Sam Lindqvist (its author)');
+  });
+
+  it('names up to five people, then says how many more', () => {
+    expect(peopleList(['U1', 'U2', 'U3', 'U4', 'U5', 'U6', 'U7'], { U1: 'Ann' }, { conjunction: 'or' })).toBe(
+      'Ann, <@U2>, <@U3>, <@U4>, <@U5> +2 more',
+    );
+    expect(peopleList(['U1', 'U2'], { U1: 'Ann', U2: 'Bo' }, { conjunction: 'or' })).toBe('Ann or Bo');
+    expect(peopleList(['U1', 'U2', 'U3'], { U1: '*Ann*' })).toBe(
+      '\u200B*\u200BAnn\u200B*\u200B, <@U2> and <@U3>',
+    );
+  });
+
+  it('after approval names everyone whose approval counted, not only the last click, with no relative times', () => {
+    const run = runView(current, {
+      status: 'approved',
+      decidedBy: 'U0FIN3',
+      decidedAt: NOW + 30 * 60_000,
+      approvals: [
+        approval(s2!, 'U0OP1', 2),
+        approval(s3!, 'U0OP1', 2),
+        approval(s4!, 'U0FIN2', 2),
+        approval(s4!, 'U0FIN3', 2),
+      ],
+    });
+    const card = buildApprovalCard({ run, config: freightConfig, now: NOW + 31 * 60_000, names });
+    expect(textOf(card)).toContain(
+      '✅ *Approved* by Dana Ortiz, Fay Chen and Ravi Nair at Wed 1 Apr 2026, 10:30 UTC.',
+    );
+    expect(textOf(card)).not.toMatch(/\((in|now)|ago\)|expires/);
+  });
+
+  it('shows each reported outcome, uncertain ones as needing reconciliation, and the tally', () => {
+    const v1 = freightV1();
+    const run = runView(v1, { status: 'approved', decidedBy: 'U0OP1', decidedAt: NOW });
+    const at = NOW + 60_000;
+    const outcomes = [
+      { stepId: 's1', status: 'applied' as const, detail: 'note 8812', at },
+      { stepId: 's2', status: 'uncertain' as const, at },
+      { stepId: 's3', status: 'applying' as const, at },
+    ];
+    const text = textOf(buildApprovalCard({ run, config: freightConfig, now: at, outcomes }));
+    expect(text).toContain('✔️ *Applied* at Wed 1 Apr 2026, 10:01 UTC: note 8812');
+    expect(text).toContain(
+      '❓ *Uncertain — needs reconciliation, will not be re-run* (started Wed 1 Apr 2026, 10:01 UTC, never reported back)',
+    );
+    expect(text).toContain('⏳ *Applying* since Wed 1 Apr 2026, 10:01 UTC');
+    expect(text).toContain('📊 *1 of 3 applied · 1 uncertain · 1 applying*');
+    const done = outcomes.map((outcome) => ({ ...outcome, status: 'applied' as const }));
+    expect(textOf(buildApprovalCard({ run, config: freightConfig, now: at, outcomes: done }))).toContain(
+      '📊 *3 of 3 applied*',
+    );
+  });
+
+  it('asks to confirm an approval that covers an irreversible step, naming each effect in the tool’s words', () => {
+    const run = runView(current, { approvals: [approval(s4!, 'U0FIN2', 2)] });
+    const confirm = confirmOf(buildApprovalCard({ run, config: freightConfig, now: NOW }));
+    expect(confirm?.title.text).toBe('Approve 2 irreversible steps?');
+    expect(confirm?.text.text).toBe(
+      'Reply on ticket #74991 — cannot be undone\nRefund $1,489.00 on invoice in_74119 — cannot be undone',
+    );
+    // Once the irreversible steps have their approvals, approving the rest covers none of them.
+    const covered = runView(current, {
+      approvals: [approval(s3!, 'U0OP2', 2), approval(s4!, 'U0FIN2', 2), approval(s4!, 'U0FIN3', 2)],
+    });
+    expect(confirmOf(buildApprovalCard({ run: covered, config: freightConfig, now: NOW }))).toBeUndefined();
   });
 });

@@ -86,7 +86,7 @@ describe('diff message', () => {
               "value": "{"r":"run-freight-1","v":2,"s":"s4"}",
             },
             "text": {
-              "text": "➕ *Added step \`s4\` — Issue refund* (position 4)
+              "text": "➕ *Added step \`s4\` — Issue refund* (position 4) · ⚠️ *Irreversible*
       Invoice: in_74119
       Amount: $1,489.00
       👥 0 of 2 finance approvals · not by <@U0FIN1> (its author)
@@ -133,6 +133,29 @@ describe('diff message', () => {
             "elements": [
               {
                 "action_id": "approve",
+                "confirm": {
+                  "confirm": {
+                    "emoji": true,
+                    "text": "Approve",
+                    "type": "plain_text",
+                  },
+                  "deny": {
+                    "emoji": true,
+                    "text": "Cancel",
+                    "type": "plain_text",
+                  },
+                  "style": "danger",
+                  "text": {
+                    "emoji": true,
+                    "text": "Refund $1,489.00 on invoice in_74119 — cannot be undone",
+                    "type": "plain_text",
+                  },
+                  "title": {
+                    "emoji": true,
+                    "text": "Approve an irreversible step?",
+                    "type": "plain_text",
+                  },
+                },
                 "style": "primary",
                 "text": {
                   "emoji": true,
@@ -201,7 +224,7 @@ describe('diff message', () => {
     const message = buildDiffMessage({ ...model, run });
     expect(buttons(message)).toEqual([]);
     expect(blocksOf(message)[1]!.text!.text).toBe(
-      '❌ *Rejected* by <@U0OP1> at 10:20 UTC — nothing will be executed.\n>Refund goes to the wrong account',
+      '❌ *Rejected* by <@U0OP1> at Wed 1 Apr 2026, 10:20 UTC — nothing will be executed.\n>Refund goes to the wrong account',
     );
   });
 
@@ -228,7 +251,9 @@ describe('diff message', () => {
     const texts = blocksOf(message).map((block) => block.text?.text);
     expect(texts[0]).toBe('✏️ <@U0OP1> edited the plan: 1 step removed, 1 moved → version 2');
     expect(texts).toContain('↕️ *Moved step `s1` — Add internal note*: position 1 → 2');
-    expect(texts).toContain(`➖ *Removed step \`s3\` — Reply to customer* (was position 3)\n${s3!.summary}`);
+    expect(texts).toContain(
+      `➖ *Removed step \`s3\` — Reply to customer* (was position 3) · ⚠️ *Irreversible*\n${s3!.summary}`,
+    );
     expect(texts).toContain('✅ No step needs approval again: the approvals already given still hold.');
     expect(buttons(message).map((b) => b.action_id)).toEqual(['approve', 'discard_edit']);
   });

@@ -142,7 +142,7 @@ describe('edit modal', () => {
           },
           {
             "text": {
-              "text": "*3. Reply to customer* · \`s3\`",
+              "text": "*3. Reply to customer* · \`s3\` · ⚠️ *Irreversible*",
               "type": "mrkdwn",
             },
             "type": "section",
@@ -378,7 +378,7 @@ describe('edit modal', () => {
       .filter((block) => block.type === 'section')
       .map((block) => (block as unknown as { text: { text: string } }).text.text);
     expect(headings).toContain(
-      '*4. Issue refund* · `s4`\n🔒 Your groups may not write Issue refund steps: changes to it will be refused, but you may remove it.',
+      '*4. Issue refund* · `s4` · ⚠️ *Irreversible*\n🔒 Your groups may not write Issue refund steps: changes to it will be refused, but you may remove it.',
     );
   });
 

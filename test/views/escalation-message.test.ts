@@ -51,7 +51,7 @@ describe('escalation message', () => {
         "blocks": [
           {
             "text": {
-              "text": "⏫ *Escalated to <@U0LEAD1>* (leads, level 1): a freight-ops plan has waited since 10:00 UTC for 0 of 1 operators approval (\`s2\`, \`s3\`). As escalated to you, you may approve operators steps (each approval counts as one of the group’s; irreversible steps included); approve, reject or edit it here.",
+              "text": "⏫ *Escalated to <@U0LEAD1>* (leads, level 1): a freight-ops plan has waited since 10:00 UTC for <@U0OP1>, <@U0OP2> or <@U0LEAD1> to approve \`s2\`, \`s3\` (0 of 1 operators approval). As escalated to you, you may approve operators steps (each approval counts as one of the group’s; irreversible steps included); approve, reject or edit it here.",
               "type": "mrkdwn",
             },
             "type": "section",
@@ -76,7 +76,7 @@ describe('escalation message', () => {
           },
           {
             "text": {
-              "text": "*3. Reply to customer* · \`s3\`
+              "text": "*3. Reply to customer* · \`s3\` · ⚠️ *Irreversible*
       Ticket: 74991
       Reply:
       >Hi Marta, sorry about the missed delivery. We have rebooked it for Friday 3 April, before noon.
@@ -106,6 +106,29 @@ describe('escalation message', () => {
             "elements": [
               {
                 "action_id": "approve",
+                "confirm": {
+                  "confirm": {
+                    "emoji": true,
+                    "text": "Approve",
+                    "type": "plain_text",
+                  },
+                  "deny": {
+                    "emoji": true,
+                    "text": "Cancel",
+                    "type": "plain_text",
+                  },
+                  "style": "danger",
+                  "text": {
+                    "emoji": true,
+                    "text": "Reply on ticket #74991 — cannot be undone",
+                    "type": "plain_text",
+                  },
+                  "title": {
+                    "emoji": true,
+                    "text": "Approve an irreversible step?",
+                    "type": "plain_text",
+                  },
+                },
                 "style": "primary",
                 "text": {
                   "emoji": true,
@@ -178,7 +201,7 @@ describe('escalation message', () => {
   it('words the reminder to the card’s channel as a reminder', () => {
     const message = buildEscalationMessage(level1({ step: { kind: 'reminder' }, notified: [] }));
     expect(textOf(message)).toMatch(
-      /^⏰ \*Reminder\*: a freight-ops plan has waited since 10:00 UTC for 0 of 1 operators approval \(`s2`, `s3`\)\. Approve, reject or edit it here or on the card\./,
+      /^⏰ \*Reminder\*: a freight-ops plan has waited since 10:00 UTC for <@U0OP1>, <@U0OP2> or <@U0LEAD1> to approve `s2`, `s3` \(0 of 1 operators approval\)\. Approve, reject or edit it here or on the card\./,
     );
     expect(buttons(message).map((b) => b.id)).toEqual(['approve', 'reject', 'edit']);
   });
@@ -196,7 +219,7 @@ describe('escalation message', () => {
     expect(checkMessageBlocks(message.blocks)).toEqual([]);
     expect(buttons(message)).toEqual([]);
     expect(textOf(message)).toContain(
-      '✅ *Approved* by <@U0LEAD1> at 10:20 UTC. The agent may now run these steps.',
+      '✅ *Approved* by <@U0LEAD1> at Wed 1 Apr 2026, 10:20 UTC. The agent may now run these steps.',
     );
     expect(message.text).toBe(
       'Escalated (level 1): freight-ops plan approved (run run-freight-1, version 1)',
@@ -205,7 +228,7 @@ describe('escalation message', () => {
     const expired = buildEscalationMessage(
       level1({ run: runView(v1, { status: 'expired', decidedBy: 'timer', decidedAt: NOW + 7_200_000 }) }),
     );
-    expect(textOf(expired)).toContain('⌛ *Expired* at 12:00 UTC — nothing was executed.');
+    expect(textOf(expired)).toContain('⌛ *Expired* at Wed 1 Apr 2026, 12:00 UTC — nothing was executed.');
     expect(buttons(expired)).toEqual([]);
   });
 

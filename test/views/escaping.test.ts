@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { freightPlan } from '../../examples/freight/plans.ts';
 import { checkMessageBlocks, checkView } from '../../src/emulator/block-kit-limits.ts';
+import { parseMrkdwn } from '../../src/emulator/page/client/mrkdwn.ts';
 import { diffPlans, validate } from '../../src/pipeline/index.ts';
 import { buildApprovalCard } from '../../views/card.ts';
 import { buildDiffMessage } from '../../views/diff-message.ts';
@@ -121,5 +122,73 @@ describe('plan text never reaches mrkdwn unescaped', () => {
     if (result.ok) throw new Error('expected an invalid plan');
     expectClean(buildNotice({ kind: 'invalid', phase: result.phase, diagnostics: result.diagnostics }));
     expectClean(buildNotice({ kind: 'unauthorized', reason: HOSTILE }));
+  });
+});
+
+describe('agent-written text shows the exact characters it holds', () => {
+  const MARKED = '*URGENT* _call_ ~now~ `rm -rf` ```x```';
+  const base = freightPlan({ now: NOW });
+  const v1 = agentVersion(
+    validPlan({
+      ...base,
+      summary: MARKED,
+      steps: [
+        { id: 's1', tool: 'add_note', args: { ticket_id: '74991', note: MARKED } },
+        { id: 's2', tool: 'send_reply', args: { ticket_id: '74991', body: `Hi\n${MARKED}` } },
+      ],
+    }),
+  );
+  type Node = ReturnType<typeof parseMrkdwn>[number];
+  const formatted = (nodes: readonly Node[]): Node[] =>
+    nodes.flatMap((node) =>
+      node.kind === 'quote'
+        ? formatted(node.children)
+        : node.kind === 'text' || node.kind === 'break' || node.kind === 'user'
+          ? []
+          : [node],
+    );
+  /** Formatting the Slack stand-in's page reads in the messages that holds agent text (ours is bold labels, code ids). */
+  const formattedAgentText = (output: unknown) =>
+    mrkdwnTexts(output).flatMap(({ at, text }) =>
+      formatted(parseMrkdwn(text))
+        .filter((node) => /URGENT|call|now|rm -rf|\bx\b/.test(JSON.stringify(node)))
+        .map((node) => ({ at, node })),
+    );
+
+  it('on the card: no mark in the summary or an argument formats anything, and every mark is shown', () => {
+    const card = buildApprovalCard({
+      run: runView(v1),
+      config: freightConfig,
+      now: NOW,
+      outcomes: [{ stepId: 's1', status: 'failed', detail: MARKED, at: NOW }],
+    });
+    expect(formattedAgentText(card)).toEqual([]);
+    const shown = mrkdwnTexts(card)
+      .map(({ text }) => text)
+      .join('\n')
+      .replaceAll('\u200B', '');
+    expect(shown).toContain(MARKED);
+  });
+
+  it('in the diff message', () => {
+    const edited = validPlan(
+      {
+        ...base,
+        summary: MARKED,
+        steps: [{ id: 's1', tool: 'add_note', args: { ticket_id: '74991', note: `${MARKED}!` } }],
+      },
+      { edit: { editorId: 'U0OP1', base: v1.plan } },
+    );
+    const v2 = { ...agentVersion(edited), version: 2 };
+    const message = buildDiffMessage({
+      runId: v1.plan.runId,
+      previous: v1,
+      current: v2,
+      diff: diffPlans(v1.plan, v2.plan),
+      editorId: 'U0OP1',
+      config: freightConfig,
+      now: NOW,
+    });
+    expect(formattedAgentText(message)).toEqual([]);
   });
 });

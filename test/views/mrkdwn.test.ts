@@ -20,6 +20,11 @@ describe('escapeMrkdwn', () => {
     );
   });
 
+  it('keeps formatting marks visible: a zero-width space beside each mark that could pair, none inside words', () => {
+    expect(escapeMrkdwn('*bold* dl_55120')).toBe('\u200B*\u200Bbold\u200B*\u200B dl_55120');
+    expect(escapeMrkdwn('`x`')).toBe('\u200B`\u200Bx\u200B`\u200B');
+  });
+
   it('escapes an ampersand that already looks like an entity, so it reads as typed', () => {
     expect(escapeMrkdwn('&lt;')).toBe('&amp;lt;');
   });
@@ -129,6 +134,8 @@ describe('time', () => {
   it('says how far away an instant is', () => {
     expect(formatInstantFromNow(now + 2 * 3_600_000, { now })).toBe('12:00 UTC (in 2 h)');
     expect(formatInstantFromNow(now - 90 * 60_000, { now })).toBe('08:30 UTC (1 h 30 min ago)');
+    // Drawn a moment after submission, a 2-hour expiry still reads "in 2 h" (a card drawn twice says the same).
+    expect(formatInstantFromNow(now + 2 * 3_600_000, { now: now + 700 })).toBe('12:00 UTC (in 2 h)');
     expect(formatSpan(30_000)).toBe('less than a minute');
     expect(formatSpan(3 * 86_400_000)).toBe('3 days');
   });

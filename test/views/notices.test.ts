@@ -3,7 +3,16 @@ import type { UseCaseResult } from '../../src/approvals/types.ts';
 import { checkMessageBlocks, checkView } from '../../src/emulator/block-kit-limits.ts';
 import type { Decision, Diagnostic } from '../../src/pipeline/index.ts';
 import { buildNotice, buildNoticeModal } from '../../views/notices.ts';
-import { approval, freightEdit, freightV1, mrkdwnTexts, NOW, runView, unescapedMarkup } from './fixtures.ts';
+import {
+  approval,
+  FREIGHT_USERS,
+  freightEdit,
+  freightV1,
+  mrkdwnTexts,
+  NOW,
+  runView,
+  unescapedMarkup,
+} from './fixtures.ts';
 
 describe('notices', () => {
   const v1 = freightV1();
@@ -41,9 +50,9 @@ describe('notices', () => {
     const texts = results.map((result) => mrkdwnTexts(buildNotice(result, { now: NOW }).blocks)[0]!.text);
     expect(texts).toMatchInlineSnapshot(`
       [
-        "🕓 This plan is still waiting: 0 of 1 operators approval (\`s3\`).",
-        "👍 Your approval of step \`s2\` is recorded. Still waiting for 0 of 1 operators approval (\`s3\`).",
-        "👍 You have already approved every step you can approve here. Still waiting for 0 of 1 operators approval (\`s3\`).",
+        "🕓 This plan is still waiting: <@U0OP1> or <@U0OP2> to approve \`s3\` (0 of 1 operators approval).",
+        "👍 Your approval of step \`s2\` is recorded. Still waiting for <@U0OP1> or <@U0OP2> to approve \`s3\` (0 of 1 operators approval).",
+        "👍 You have already approved every step you can approve here. Still waiting for <@U0OP1> or <@U0OP2> to approve \`s3\` (0 of 1 operators approval).",
         "✅ Approved: the agent has been told it may run the plan.",
         "❌ Rejected: the agent has been told, with your reason. Nothing will be executed.",
         "⌛ This plan expired at 12:00 UTC — nothing was executed.",
@@ -85,7 +94,7 @@ describe('notices', () => {
       const notice = buildNotice(result, { now: NOW });
       expect(checkMessageBlocks(notice.blocks)).toEqual([]);
       expect(checkView(buildNoticeModal(notice, 'Edit plan'))).toEqual([]);
-      for (const { text } of mrkdwnTexts(notice)) expect(unescapedMarkup(text, ['U0OP2'])).toEqual([]);
+      for (const { text } of mrkdwnTexts(notice)) expect(unescapedMarkup(text, FREIGHT_USERS)).toEqual([]);
     }
   });
 });

@@ -32,7 +32,12 @@ export function observedRun(run: RunView | undefined, withRecords: boolean): Exp
         { ...standing, approvers: [...standing.approvers].sort() },
       ]),
     ),
-    awaiting: run.awaiting.map((awaited) => ({ ...awaited, approvers: [...awaited.approvers].sort() })),
+    awaiting: run.awaiting.map((awaited) => ({
+      ...awaited,
+      approvers: [...awaited.approvers].sort(),
+      mayAct: [...awaited.mayAct].sort(),
+    })),
+    approvedBy: [...run.approvedBy].sort(),
     blocked: run.blocked.map((step) => step.id),
     decidedBy: run.decidedBy,
     decidedAt: run.decidedAt,

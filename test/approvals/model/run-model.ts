@@ -162,7 +162,11 @@ export interface ExpectedRun {
     have: number;
     need: number;
     approvers: readonly string[];
+    /** Who may approve it now and has not (sorted). */
+    mayAct: readonly string[];
   }[];
+  /** Everyone whose approval counts on some step (sorted). */
+  readonly approvedBy: readonly string[];
   readonly blocked: readonly string[];
   readonly decidedBy: string | undefined;
   readonly decidedAt: number | undefined;
@@ -785,9 +789,14 @@ export class RunModel {
                 have: approved.have,
                 need: approved.need,
                 approvers: approved.approvers,
+                mayAct: sorted(new Set([...Object.values(GROUPS).flat(), ...this.escalated.keys()])).filter(
+                  (userId) =>
+                    !approved.approvers.includes(userId) && this.right(version, step, userId) !== undefined,
+                ),
               };
             })
           : [],
+      approvedBy: sorted(new Set(Object.values(standing).flatMap((approved) => approved.approvers))),
       blocked: this.blocked(version).map((step) => step.id),
       decidedBy: this.decidedBy,
       decidedAt: this.decidedAt,

@@ -24,6 +24,8 @@ export interface ConfirmDialog {
   readonly text: string;
   readonly confirm: string;
   readonly deny: string;
+  /** `danger`: the confirm button is red, as Slack draws it. */
+  readonly style?: 'primary' | 'danger';
 }
 
 /** What every control needs from the page. */
@@ -161,6 +163,7 @@ function confirmOf(value: unknown): ConfirmDialog | undefined {
     text: plainWords(value.text),
     confirm: plainWords(value.confirm) || 'Yes',
     deny: plainWords(value.deny) || 'Cancel',
+    ...(value.style === 'danger' || value.style === 'primary' ? { style: value.style } : {}),
   };
 }
 

@@ -161,7 +161,8 @@ export class ModalView {
 export function askToConfirm(doc: PageDocument, layer: PageElement, dialog: ConfirmDialog): Promise<boolean> {
   return new Promise((resolve) => {
     const deny = h(doc, 'button', { class: 'btn', attrs: { type: 'button' } }, dialog.deny);
-    const confirm = h(doc, 'button', { class: 'btn primary', attrs: { type: 'button' } }, dialog.confirm);
+    const style = dialog.style === 'danger' ? 'danger' : 'primary';
+    const confirm = h(doc, 'button', { class: `btn ${style}`, attrs: { type: 'button' } }, dialog.confirm);
     const overlay = h(
       doc,
       'div',

@@ -86,9 +86,9 @@ export function parseInline(line: string): MrkdwnNode[] {
   let i = 0;
   while (i < line.length) {
     const char = line[i] ?? '';
-    if (char === '`') {
-      const end = line.indexOf('`', i + 1);
-      if (end > i + 1) {
+    if (char === '`' && line[i + 1] !== ZWSP) {
+      const end = closingTick(line, i);
+      if (end !== undefined) {
         flush();
         nodes.push({ kind: 'code', text: decodeEntities(line.slice(i + 1, end)) });
         i = end + 1;
@@ -126,12 +126,28 @@ function isEmphasisMark(char: string): char is EmphasisMark {
 
 const WORD = /[\p{L}\p{N}]/u;
 const SPACE = /\s/u;
+/** A zero-width space beside a mark keeps it from pairing, as in Slack (views/mrkdwn.ts escapes marks so). */
+const ZWSP = '\u200B';
 
 /** A mark opens when it starts a word: not after a letter or digit, and not before a space. */
 function opens(line: string, at: number): boolean {
   const before = line[at - 1];
   const after = line[at + 1];
-  return (before === undefined || !WORD.test(before)) && after !== undefined && !SPACE.test(after);
+  return (
+    (before === undefined || !WORD.test(before)) &&
+    after !== undefined &&
+    !SPACE.test(after) &&
+    after !== ZWSP
+  );
+}
+
+/** The backtick that ends a code span opened at `at`: the next one not kept apart by a zero-width space. */
+function closingTick(line: string, at: number): number | undefined {
+  for (let end = line.indexOf('`', at + 1); end !== -1; end = line.indexOf('`', end + 1)) {
+    if (end === at + 1) return undefined;
+    if (line[end - 1] !== ZWSP) return end;
+  }
+  return undefined;
 }
 
 /** The matching mark that ends a word: not after a space, and not before a letter or digit. */
@@ -140,7 +156,7 @@ function closingMark(line: string, at: number): number | undefined {
   for (let end = line.indexOf(mark, at + 2); end !== -1; end = line.indexOf(mark, end + 1)) {
     const before = line[end - 1] ?? '';
     const after = line[end + 1];
-    if (!SPACE.test(before) && (after === undefined || !WORD.test(after))) return end;
+    if (!SPACE.test(before) && before !== ZWSP && (after === undefined || !WORD.test(after))) return end;
   }
   return undefined;
 }
