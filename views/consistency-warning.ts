@@ -91,14 +91,15 @@ export function consistencyWarningBlocks(input: {
     };
   });
   if (rest.length > 0) {
-    const ids = rest.map(([stepId]) => `\`${escapeMrkdwn(stepId)}\``).join(', ');
+    // At most 30 ids listed (ids are up to 64 characters; a config may allow long plans): the section
+    // stays under its 3,000 characters.
+    const listed = rest.slice(0, 30).map(([stepId]) => `\`${escapeMrkdwn(stepId)}\``);
+    const ids = `${listed.join(', ')}${rest.length > listed.length ? ` and ${rest.length - listed.length} more` : ''}`;
     sections.push({
       type: 'section',
+      // Formatted here (its step ids escaped above): clipping would escape the formatting too.
       text: mrkdwn(
-        clipMrkdwn(
-          `⚠️ *${plural(rest.length, 'more step')} still quote${rest.length === 1 ? 's' : ''} a value this edit changed:* ${ids}. Edit the plan to check them.`,
-          LIMITS.sectionText,
-        ),
+        `⚠️ *${plural(rest.length, 'more step')} still quote${rest.length === 1 ? 's' : ''} a value this edit changed:* ${ids}. Edit the plan to check them.`,
       ),
     });
   }
