@@ -36,6 +36,8 @@ export interface EscalationMessageModel {
   readonly may?: EscalationGrant;
   /** The channel the run's card is in, for "see the card in #ops". */
   readonly cardChannel?: string;
+  /** The card's permalink (`chat.getPermalink`): "the card" then opens it. */
+  readonly cardLink?: string;
   readonly config: ViewConfig;
   /** Milliseconds since the epoch. */
   readonly now: number;
@@ -141,16 +143,15 @@ function awaitedGroups(run: RunView): string[] {
 /** Superseded (pointing at the card) or what became of the run. */
 function outcomeText(model: EscalationMessageModel, shown: StoredVersion, time: TimeOptions): string {
   if (shown.version < model.run.version) {
-    return `⏭️ *Superseded by version ${model.run.version}* — ${cardPlace(model.cardChannel)} shows it. Buttons here no longer act.`;
+    return `⏭️ *Superseded by version ${model.run.version}* — ${cardPlace(model.cardChannel, model.cardLink)} shows it. Buttons here no longer act.`;
   }
   return lifecycleText(model.run, shown.version, time) ?? '';
 }
 
-/** "the card in <#C0OPS>" for a channel id from the config, else "the card". */
-function cardPlace(channel: string | undefined): string {
-  return channel !== undefined && /^[CG][A-Z0-9]{2,}$/.test(channel)
-    ? `the card in <#${channel}>`
-    : 'the card';
+/** "the card in <#C0OPS>" for a channel id from the config, else "the card"; linked when its permalink is known. */
+function cardPlace(channel: string | undefined, link?: string): string {
+  const card = link !== undefined && /^https?:\/\/[^\s<>|]+$/.test(link) ? `<${link}|the card>` : 'the card';
+  return channel !== undefined && /^[CG][A-Z0-9]{2,}$/.test(channel) ? `${card} in <#${channel}>` : card;
 }
 
 function otherStepsSection(rest: readonly StepRenderInput[], afterFull: boolean): KnownBlock {
@@ -165,7 +166,9 @@ function footerText(model: EscalationMessageModel, shown: StoredVersion, time: T
     `version ${shown.version}`,
     `plan \`${shown.plan.digest.slice(0, 12)}\``,
     `${expiresAt > time.now ? 'expires' : 'expired'} ${formatInstantFromNow(expiresAt, time)}`,
-    ...(model.cardChannel === undefined ? [] : [cardPlace(model.cardChannel)]),
+    ...(model.cardChannel === undefined && model.cardLink === undefined
+      ? []
+      : [cardPlace(model.cardChannel, model.cardLink)]),
   ].join(' · ');
 }
 

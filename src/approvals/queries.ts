@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import type { CountersignConfig } from '../config/config-types.ts';
 import type { Decision } from '../pipeline/index.ts';
 import { stateOf } from './guard.ts';
+import { concernedUsers, type Inbox, type InboxEntry, inboxEntry, inboxPlace, sortInbox } from './inbox.ts';
 import { createKeys, type Keys } from './keys.ts';
 import { readOutcomes } from './outcomes.ts';
 import { type TimeSource, timeOf } from './redis-time.ts';
@@ -105,6 +106,41 @@ export class ApprovalQueries {
   /** Pending runs whose expiry (ms) is before `before`, oldest expiry first. */
   async overdueRuns(before: number, limit = 500): Promise<string[]> {
     return this.redis.zrangebyscore(this.keys.pending, '-inf', `(${before}`, 'LIMIT', 0, limit);
+  }
+
+  /**
+   * `userId`'s inbox now: pending runs waiting for them or escalated to them, and the latest decided
+   * runs they were part of (among the `recent` newest runs). At most `limit` per list.
+   */
+  async inboxFor(userId: string, options: { limit?: number; recent?: number } = {}): Promise<Inbox> {
+    const limit = options.limit ?? 20;
+    const [now, pending, recent] = await Promise.all([
+      this.now(),
+      this.redis.zrange(this.keys.pending, '0', '499'),
+      this.redis.zrevrange(this.keys.runs, 0, (options.recent ?? 200) - 1),
+    ]);
+    const runIds = [...new Set([...pending, ...recent])];
+    const states = await Promise.all(
+      runIds.map(async (runId) => stateOf(await loadRun(this.redis, this.keys.forRun(runId)))),
+    );
+    const placed = states.flatMap((state) => {
+      const found = state === undefined ? undefined : inboxPlace(this.config, state, userId, now);
+      return found === undefined ? [] : [found];
+    });
+    return sortInbox(placed, limit);
+  }
+
+  /** One run as `userId`'s inbox shows it (for `/countersign show`); undefined for an unknown run. */
+  async inboxEntryFor(runId: string, userId: string): Promise<InboxEntry | undefined> {
+    const [now, snapshot] = await Promise.all([this.now(), loadRun(this.redis, this.keys.forRun(runId))]);
+    const state = stateOf(snapshot);
+    return state === undefined ? undefined : inboxEntry(this.config, state, userId, now);
+  }
+
+  /** Everyone whose inbox the run is in (see `concernedUsers`); empty for an unknown run. */
+  async concernedBy(runId: string): Promise<string[]> {
+    const state = stateOf(await loadRun(this.redis, this.keys.forRun(runId)));
+    return state === undefined ? [] : concernedUsers(this.config, state);
   }
 
   protected outcomeOptions() {

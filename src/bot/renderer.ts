@@ -32,6 +32,7 @@ import type { CountersignConfig } from '../config/index.ts';
 import type { ErrorReporter } from '../log.ts';
 import { CountersignError, diffPlans } from '../pipeline/index.ts';
 import { firedChainSteps } from '../queue/timer-plan.ts';
+import type { CardLinkCache, HomePublisher } from './app-home.ts';
 import { refusedForGood, type SlackGateway, type SlackMessage } from './slack-gateway.ts';
 
 export interface RendererDeps {
@@ -46,6 +47,10 @@ export interface RendererDeps {
   readonly tz?: string;
   /** A target Slack refuses for good (a channel the bot is not in): reported, the rest still rendered. */
   readonly onError: ErrorReporter;
+  /** Card permalinks, for escalation messages ("the card" links to it). */
+  readonly links?: Pick<CardLinkCache, 'linkOf'>;
+  /** Told after each rendering, so the App Home of everyone the run concerns follows it. */
+  readonly homes?: Pick<HomePublisher, 'runChanged'>;
 }
 
 type Ledger = MessageLedgerEntries;
@@ -78,7 +83,10 @@ export class Renderer {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const mark = await this.deps.runs.changedMark(runId);
       const read = await this.deps.runs.getRunRevision(runId);
-      if (read !== undefined) await this.render(read.run, read.revision);
+      if (read !== undefined) {
+        await this.render(read.run, read.revision);
+        if (round === 0) this.deps.homes?.runChanged(runId);
+      }
       const after = await this.deps.runs.getRunRevision(runId);
       if (after?.revision === read?.revision) {
         // Still looking for late copies of a post: the run stays marked, so the repair loop comes back.
@@ -103,7 +111,7 @@ export class Renderer {
       }
     }
     if (card !== undefined) await this.renderDiffs(run, revision, card, ledger);
-    await this.renderEscalations(run, revision, ledger);
+    await this.renderEscalations(run, revision, ledger, card);
     await this.verifyPosts(run.runId, ledger);
   }
 
@@ -179,7 +187,21 @@ export class Renderer {
    * Escalation and reminder messages: those recorded are brought to the run's state; while the run is
    * pending, each chain step that fired for the current version is posted to its people and channel.
    */
-  private async renderEscalations(run: RunView, revision: number, ledger: Ledger): Promise<void> {
+  private async renderEscalations(
+    run: RunView,
+    revision: number,
+    ledger: Ledger,
+    card: MessageRef | undefined,
+  ): Promise<void> {
+    // The card's permalink, asked for only when there is an escalation message to show it in.
+    let cardLink: Promise<string | undefined> | undefined;
+    const link = () => {
+      cardLink ??=
+        card === undefined || this.deps.links === undefined
+          ? Promise.resolve(undefined)
+          : this.deps.links.linkOf(run.runId).catch(() => undefined);
+      return cardLink;
+    };
     for (const [text, ref] of Object.entries(ledger.recorded)) {
       const name = parseMessageName(text);
       if (name?.kind !== 'escalation') continue;
@@ -191,7 +213,7 @@ export class Renderer {
         revision,
         ledger,
         name,
-        this.escalationMessage(run, shown, name.step),
+        this.escalationMessage(run, shown, name.step, await link()),
         undefined,
         {
           channel: ref.channel,
@@ -202,7 +224,7 @@ export class Renderer {
     let retry: unknown;
     for (const step of firedChainSteps(this.deps.config.escalation[run.agent], run)) {
       const target = escalationTarget(this.deps.config, run.agent, step);
-      const message = this.escalationMessage(run, run.current, step);
+      const message = this.escalationMessage(run, run.current, step, await link());
       const targets = [
         ...target.notified.map((user) => ({ user })),
         ...(target.channel === undefined ? [] : [{ channel: target.channel }]),
@@ -318,7 +340,12 @@ export class Renderer {
     });
   }
 
-  private escalationMessage(run: RunView, version: StoredVersion, step: ChainStep): SlackMessage {
+  private escalationMessage(
+    run: RunView,
+    version: StoredVersion,
+    step: ChainStep,
+    cardLink: string | undefined,
+  ): SlackMessage {
     const target = escalationTarget(this.deps.config, run.agent, step);
     const cardChannel = this.deps.config.agents[run.agent]?.channel;
     const label: EscalationStepLabel =
@@ -333,6 +360,7 @@ export class Renderer {
       ...(target.group === undefined ? {} : { group: target.group }),
       ...(target.may === undefined ? {} : { may: target.may }),
       ...(cardChannel === undefined ? {} : { cardChannel }),
+      ...(cardLink === undefined ? {} : { cardLink }),
       config: this.deps.config,
       ...this.time(),
     });

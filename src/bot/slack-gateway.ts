@@ -1,4 +1,4 @@
-import type { Block, KnownBlock, ModalView } from '@slack/types';
+import type { Block, HomeView, KnownBlock, ModalView } from '@slack/types';
 import {
   ErrorCode,
   type Logger,
@@ -190,6 +190,23 @@ export class SlackGateway {
       text: message.text,
       blocks: [...message.blocks],
     });
+  }
+
+  /** Publishes a person's App Home tab (replacing what it showed). */
+  async publishHome(userId: string, view: HomeView): Promise<void> {
+    await this.pacer.call('views.publish', () =>
+      this.clients.background.views.publish({ user_id: userId, view }),
+    );
+  }
+
+  /** The link that opens a message in Slack (`chat.getPermalink`). */
+  async permalink(ref: Pick<MessageRef, 'channel' | 'ts'>): Promise<string> {
+    const answer = await this.pacer.call('chat.getPermalink', () =>
+      this.clients.background.chat.getPermalink({ channel: ref.channel, message_ts: ref.ts }),
+    );
+    if (answer.permalink === undefined)
+      throw new CountersignError('slack_unexpected', 'chat.getPermalink returned no permalink');
+    return answer.permalink;
   }
 
   /** Opens a DM with one or more people and returns its channel id. */
