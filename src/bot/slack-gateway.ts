@@ -38,7 +38,11 @@ export interface SlackClients {
    * A 429 is not retried by the client but by the gateway, after exactly Slack's Retry-After.
    */
   readonly background: WebClient;
-  /** `chat.postMessage` only: never retried blindly (a retry after an unknown outcome posts twice). */
+  /**
+   * `chat.postMessage`: never retried blindly (a retry after an unknown outcome posts twice); also
+   * `usergroups.users.list`, whose caller retries on its own schedule (a start-up must not wait out
+   * half an hour of retries).
+   */
   readonly posts: WebClient;
   /** `views.open` only: never waits behind back-off; a trigger id dies 3 s after the click. */
   readonly modals: WebClient;
@@ -207,6 +211,14 @@ export class SlackGateway {
     if (answer.permalink === undefined)
       throw new CountersignError('slack_unexpected', 'chat.getPermalink returned no permalink');
     return answer.permalink;
+  }
+
+  /** The members of a Slack user group (`usergroups.users.list`). */
+  async usergroupMembers(usergroup: string): Promise<readonly string[]> {
+    const answer = await this.pacer.call('usergroups.users.list', () =>
+      this.clients.posts.usergroups.users.list({ usergroup }),
+    );
+    return answer.users ?? [];
   }
 
   /** Opens a DM with one or more people and returns its channel id. */

@@ -102,6 +102,8 @@ export interface SlackEmulator {
    * app POSTs there becomes their ephemeral message (a channel message for `in_channel`).
    */
   responseUrl(channel: string, user: string): string;
+  /** Changes a user group's members, as an admin would in Slack (until `reset()`). */
+  setUsergroupMembers(usergroup: string, users: readonly string[]): void;
   /**
    * Switches rate limiting off (every call goes through: seeding a workspace fast) or back on, from
    * full buckets. On by default when `rateLimit` or `rateLimits` name limits.
@@ -268,6 +270,7 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     socketMode,
     faults,
     responseUrl: (channel, user) => responses.mint(channel, user),
+    setUsergroupMembers: (usergroup, users) => workspace.setUsergroupMembers(usergroup, users),
     setRateLimited(enabled) {
       limiter.setEnabled(enabled);
     },
