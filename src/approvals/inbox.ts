@@ -5,7 +5,6 @@
  */
 import type { CountersignConfig } from '../config/config-types.ts';
 import { approveRights, type RunState } from './guard.ts';
-import { authorityOf } from './run-view.ts';
 import type { RunStatus } from './types.ts';
 
 /** Where a run stands for one person. */
@@ -84,25 +83,41 @@ export function inboxPlace(
     return entry.mayAct ? { place: 'waiting', entry } : undefined;
   }
   if (state.fields.status === 'pending') return undefined; // past its expiry, not yet swept
-  return concernedUsers(config, state).includes(userId) ? { place: 'decided', entry } : undefined;
+  return concernedUsers(config, concernOf(state)).includes(userId) ? { place: 'decided', entry } : undefined;
+}
+
+/** What `concernedUsers` reads of a run: a `RunView` has it, and so has a stored run's state. */
+export interface RunConcern {
+  readonly current: RunState['current'];
+  readonly approvals: RunState['approvals'];
+  readonly escalatedTo: readonly string[];
+  readonly decidedBy?: string | undefined;
 }
 
 /**
  * Everyone a run concerns: members of the groups its review steps need, the people it was escalated
  * to, everyone who approved a step, and who decided it. Their inboxes change when the run does.
  */
-export function concernedUsers(config: CountersignConfig, state: RunState): string[] {
-  const authority = authorityOf(config, state.fields);
+export function concernedUsers(config: Pick<CountersignConfig, 'groups'>, run: RunConcern): string[] {
   const people = new Set<string>();
-  for (const step of state.current.plan.steps) {
+  for (const step of run.current.plan.steps) {
     if (step.route.kind !== 'review') continue;
-    for (const member of authority.groups[step.route.group] ?? []) people.add(member);
+    for (const member of config.groups[step.route.group] ?? []) people.add(member);
   }
-  for (const userId of state.fields.escalatedTo) people.add(userId);
-  for (const approval of state.approvals) people.add(approval.userId);
-  const by = state.fields.decidedBy;
-  if (by !== undefined && /^[UW][A-Z0-9]+$/.test(by)) people.add(by);
+  for (const userId of run.escalatedTo) people.add(userId);
+  for (const approval of run.approvals) people.add(approval.userId);
+  if (run.decidedBy !== undefined && /^[UW][A-Z0-9]+$/.test(run.decidedBy)) people.add(run.decidedBy);
   return [...people];
+}
+
+/** A stored run's state as `concernedUsers` reads it. */
+export function concernOf(state: RunState): RunConcern {
+  return {
+    current: state.current,
+    approvals: state.approvals,
+    escalatedTo: state.fields.escalatedTo,
+    decidedBy: state.fields.decidedBy,
+  };
 }
 
 /** Sorts placed runs into an inbox: at most `limit` per list. */

@@ -8,7 +8,14 @@
 import { createHash } from 'node:crypto';
 import { ErrorCode } from '@slack/web-api';
 import { buildAppHome, type CardLinks } from '../../views/index.ts';
-import type { ApprovalService, Inbox, MessageLedger } from '../approvals/index.ts';
+import {
+  type ApprovalService,
+  concernedUsers,
+  type Inbox,
+  type MessageLedger,
+  type RunConcern,
+} from '../approvals/index.ts';
+import type { CountersignConfig } from '../config/index.ts';
 import type { ErrorReporter } from '../log.ts';
 import type { SlackGateway } from './slack-gateway.ts';
 
@@ -40,7 +47,8 @@ export class CardLinkCache {
 }
 
 export interface HomePublisherDeps {
-  readonly approvals: Pick<ApprovalService, 'inboxFor' | 'concernedBy'>;
+  readonly approvals: Pick<ApprovalService, 'inboxesFor'>;
+  readonly config: Pick<CountersignConfig, 'groups'>;
   readonly links: CardLinkCache;
   readonly gateway: SlackGateway;
   readonly clock: () => number;
@@ -70,7 +78,15 @@ export class HomePublisher {
    * opened: its relative times are refreshed).
    */
   async publish(userId: string, options: { readonly force?: boolean } = {}): Promise<void> {
-    const inbox = await this.deps.approvals.inboxFor(userId);
+    const inbox = (await this.deps.approvals.inboxesFor([userId])).get(userId);
+    if (inbox !== undefined) await this.publishInbox(userId, inbox, options);
+  }
+
+  private async publishInbox(
+    userId: string,
+    inbox: Inbox,
+    options: { readonly force?: boolean },
+  ): Promise<void> {
     const links = await this.deps.links.linksOf(inboxRunIds(inbox));
     const digest = createHash('sha256').update(JSON.stringify({ inbox, links })).digest('hex');
     if (!options.force && this.shown.get(userId) === digest) return;
@@ -85,13 +101,9 @@ export class HomePublisher {
     this.shown.set(userId, digest);
   }
 
-  /** The homes of everyone the run concerns are published again, soon (coalesced). */
-  runChanged(runId: string): void {
-    if (this.closed) return;
-    this.deps.approvals.concernedBy(runId).then(
-      (users) => this.refresh(users),
-      (error: unknown) => this.deps.onError(error, `finding whose home shows run ${runId}`, { runId }),
-    );
+  /** The homes of everyone the run concerns (as just rendered) are published again, soon (coalesced). */
+  runChanged(run: RunConcern): void {
+    this.refresh(concernedUsers(this.deps.config, run));
   }
 
   /** These people's homes are published within `debounceMs`, each once however often it is asked. */
@@ -114,13 +126,21 @@ export class HomePublisher {
     await this.flushing;
   }
 
+  /** Publishes every home asked for since the last flush; the runs are read once for all of them. */
   private async flush(): Promise<void> {
     const users = [...this.dirty];
     this.dirty.clear();
-    for (const userId of users) {
+    let inboxes: Map<string, Inbox>;
+    try {
+      inboxes = await this.deps.approvals.inboxesFor(users);
+    } catch (error) {
+      this.deps.onError(error, 'reading inboxes for App Home tabs');
+      return;
+    }
+    for (const [userId, inbox] of inboxes) {
       if (this.closed) return;
       try {
-        await this.publish(userId);
+        await this.publishInbox(userId, inbox, {});
       } catch (error) {
         // Someone in the config who is not in the workspace (or left it) has no home to publish.
         if (slackErrorCode(error) === 'user_not_found') continue;

@@ -108,6 +108,7 @@ export function createBot(options: BotOptions): Bot {
   const links = new CardLinkCache({ messages: options.messages, gateway });
   const homes = new HomePublisher({
     approvals: options.approvals,
+    config: options.config,
     links,
     gateway,
     clock,

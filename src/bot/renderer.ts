@@ -85,7 +85,7 @@ export class Renderer {
       const read = await this.deps.runs.getRunRevision(runId);
       if (read !== undefined) {
         await this.render(read.run, read.revision);
-        if (round === 0) this.deps.homes?.runChanged(runId);
+        if (round === 0) this.deps.homes?.runChanged(read.run);
       }
       const after = await this.deps.runs.getRunRevision(runId);
       if (after?.revision === read?.revision) {

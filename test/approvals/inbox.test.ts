@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import config from '../../examples/freight/countersign.config.ts';
 import { freightPlan } from '../../examples/freight/plans.ts';
 import type { RunState } from '../../src/approvals/guard.ts';
-import { concernedUsers, inboxPlace } from '../../src/approvals/inbox.ts';
+import { concernedUsers, concernOf, inboxPlace } from '../../src/approvals/inbox.ts';
 import { ApprovalService } from '../../src/approvals/service.ts';
 import { testRedis } from '../helpers/redis.ts';
 import { testSigning } from '../support/stack.ts';
@@ -84,11 +84,16 @@ describe('concernedUsers', () => {
     const run = state({ escalatedTo: ['U0LEAD1'], status: 'rejected', decidedBy: 'U0FIN9' }, [
       { stepId: 's2', stepDigest: 'x', userId: 'U0OP2', at: NOW, version: 1 },
     ]);
-    expect(concernedUsers(freightConfig, run).sort()).toEqual(['U0FIN9', 'U0LEAD1', 'U0OP1', 'U0OP2']);
+    expect(concernedUsers(freightConfig, concernOf(run)).sort()).toEqual([
+      'U0FIN9',
+      'U0LEAD1',
+      'U0OP1',
+      'U0OP2',
+    ]);
     // The expiry timer is not a person.
-    expect(concernedUsers(freightConfig, state({ status: 'expired', decidedBy: 'timer' }))).not.toContain(
-      'timer',
-    );
+    expect(
+      concernedUsers(freightConfig, concernOf(state({ status: 'expired', decidedBy: 'timer' }))),
+    ).not.toContain('timer');
   });
 });
 
@@ -130,6 +135,8 @@ describe('ApprovalQueries.inboxFor on Redis', () => {
       stepsToApprove: ['s2', 's3'],
     });
     expect(await svc.inboxEntryFor('no-such-run', 'U0OP2')).toBeUndefined();
-    expect((await svc.concernedBy('inbox-soon')).sort()).toEqual(['U0OP1', 'U0OP2']);
+    const both = await svc.inboxesFor(['U0OP1', 'U0OP2']);
+    expect(both.get('U0OP2')?.waiting.map((entry) => entry.runId)).toEqual(['inbox-late']);
+    expect(both.get('U0OP2')?.decided.map((entry) => entry.runId)).toEqual(['inbox-soon']);
   });
 });
