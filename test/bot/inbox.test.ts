@@ -152,3 +152,37 @@ describe('/countersign', () => {
     expect(stack.slack.state.ephemerals().length).toBe(before);
   });
 });
+
+describe('over Socket Mode', () => {
+  let socket: BotStack;
+  beforeAll(async () => {
+    socket = await botStack('inbox-socket', { socketMode: true });
+  });
+  afterAll(() => socket.stop());
+
+  it('publishes the Home tab on an events_api app_home_opened, and answers /countersign through its response_url', async () => {
+    const { runId } = await socket.client.submit({
+      summary: freightSummary,
+      context: freightContext,
+      steps: freightSteps.map((step) => ({ ...step, args: { ...step.args } })),
+      expiresIn: '2h',
+    });
+    await socket.card(runId);
+    await socket.slack.socketMode.deliver(buildAppHomeOpenedEvent({ user: 'U0OP1' }), { type: 'events_api' });
+    await socket.until(() =>
+      homeLists(socket.slack.state.homeView('U0OP1'))['Waiting for you']?.includes(runId),
+    );
+    const fields = buildSlashCommand({
+      command: '/countersign',
+      text: `show ${runId}`,
+      user: 'U0OP1',
+      channel: 'C0OPS',
+      responseUrl: socket.slack.responseUrl('C0OPS', 'U0OP1'),
+    });
+    await socket.slack.socketMode.deliver(fields, { type: 'slash_commands' });
+    const answer = await socket.until(() =>
+      socket.slack.state.ephemerals('C0OPS').find((e) => e.user === 'U0OP1' && e.text.includes(runId)),
+    );
+    expect(JSON.stringify(answer.blocks)).toMatch(/Your approval is needed for/);
+  });
+});
