@@ -110,6 +110,22 @@ export function concernedUsers(config: Pick<CountersignConfig, 'groups'>, run: R
   return [...people];
 }
 
+/**
+ * Whether `userId` may look a run up by its id (`/countersign show`): someone it concerns, or a member
+ * of any configured group. Anyone else is answered as for an unknown id — a run's summary can come from
+ * a private channel.
+ */
+export function mayViewRun(
+  config: Pick<CountersignConfig, 'groups'>,
+  state: RunState,
+  userId: string,
+): boolean {
+  return (
+    Object.values(config.groups).some((members) => members.includes(userId)) ||
+    concernedUsers(config, concernOf(state)).includes(userId)
+  );
+}
+
 /** A stored run's state as `concernedUsers` reads it. */
 export function concernOf(state: RunState): RunConcern {
   return {

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { CountersignConfig } from '../config/config-types.ts';
 import type { Decision } from '../pipeline/index.ts';
 import { stateOf } from './guard.ts';
-import { type Inbox, type InboxEntry, inboxEntry, inboxPlace, sortInbox } from './inbox.ts';
+import { type Inbox, type InboxEntry, inboxEntry, inboxPlace, mayViewRun, sortInbox } from './inbox.ts';
 import { createKeys, type Keys } from './keys.ts';
 import { readOutcomes } from './outcomes.ts';
 import { type TimeSource, timeOf } from './redis-time.ts';
@@ -151,11 +151,16 @@ export class ApprovalQueries {
     return inboxes;
   }
 
-  /** One run as `userId`'s inbox shows it (for `/countersign show`); undefined for an unknown run. */
+  /**
+   * One run as `userId`'s inbox shows it (for `/countersign show`); undefined for an unknown run and
+   * for one they may not look up (`mayViewRun`).
+   */
   async inboxEntryFor(runId: string, userId: string): Promise<InboxEntry | undefined> {
     const [now, snapshot] = await Promise.all([this.now(), loadRun(this.redis, this.keys.forRun(runId))]);
     const state = stateOf(snapshot);
-    return state === undefined ? undefined : inboxEntry(this.config, state, userId, now);
+    return state === undefined || !mayViewRun(this.config, state, userId)
+      ? undefined
+      : inboxEntry(this.config, state, userId, now);
   }
 
   protected outcomeOptions() {

@@ -135,6 +135,12 @@ describe('ApprovalQueries.inboxFor on Redis', () => {
       stepsToApprove: ['s2', 's3'],
     });
     expect(await svc.inboxEntryFor('no-such-run', 'U0OP2')).toBeUndefined();
+    // Someone in no group the run concerns nor any group at all cannot look it up by id.
+    expect(await svc.inboxEntryFor('inbox-late', 'U0STRANGER')).toBeUndefined();
+    expect(await svc.inboxEntryFor('inbox-late', 'U0FIN1')).toMatchObject({
+      mayAct: false,
+      stepsToApprove: [],
+    });
     const both = await svc.inboxesFor(['U0OP1', 'U0OP2']);
     expect(both.get('U0OP2')?.waiting.map((entry) => entry.runId)).toEqual(['inbox-late']);
     expect(both.get('U0OP2')?.decided.map((entry) => entry.runId)).toEqual(['inbox-soon']);
