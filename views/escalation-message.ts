@@ -37,6 +37,8 @@ export interface EscalationMessageModel {
   readonly may?: EscalationGrant;
   /** The channel the run's card is in, for "see the card in #ops". */
   readonly cardChannel?: string;
+  /** The card's permalink (`chat.getPermalink`): "the card" then opens it. */
+  readonly cardLink?: string;
   readonly config: ViewConfig;
   /** Milliseconds since the epoch. */
   readonly now: number;
@@ -162,16 +164,15 @@ function outcomeText(
   time: { readonly tz?: string },
 ): string {
   if (shown.version < model.run.version) {
-    return `⏭️ *Superseded by version ${model.run.version}* — ${cardPlace(model.cardChannel)} shows it. Buttons here no longer act.`;
+    return `⏭️ *Superseded by version ${model.run.version}* — ${cardPlace(model.cardChannel, model.cardLink)} shows it. Buttons here no longer act.`;
   }
   return lifecycleText(model.run, shown.version, time, model.names) ?? '';
 }
 
-/** "the card in <#C0OPS>" for a channel id from the config, else "the card". */
-function cardPlace(channel: string | undefined): string {
-  return channel !== undefined && /^[CG][A-Z0-9]{2,}$/.test(channel)
-    ? `the card in <#${channel}>`
-    : 'the card';
+/** "the card in <#C0OPS>" for a channel id from the config, else "the card"; linked when its permalink is known. */
+function cardPlace(channel: string | undefined, link?: string): string {
+  const card = link !== undefined && /^https?:\/\/[^\s<>|]+$/.test(link) ? `<${link}|the card>` : 'the card';
+  return channel !== undefined && /^[CG][A-Z0-9]{2,}$/.test(channel) ? `${card} in <#${channel}>` : card;
 }
 
 function otherStepsSection(rest: readonly StepRenderInput[], afterFull: boolean): KnownBlock {
@@ -193,7 +194,9 @@ function footerText(
     ...(time === undefined
       ? []
       : [`${expiresAt > time.now ? 'expires' : 'expired'} ${formatInstantFromNow(expiresAt, time)}`]),
-    ...(model.cardChannel === undefined ? [] : [cardPlace(model.cardChannel)]),
+    ...(model.cardChannel === undefined && model.cardLink === undefined
+      ? []
+      : [cardPlace(model.cardChannel, model.cardLink)]),
   ].join(' · ');
 }
 

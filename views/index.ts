@@ -1,4 +1,13 @@
 /** Pure Block Kit builders for Slack (docs/architecture.md §9): no I/O, time passed in. See README.md for the ids. */
+
+export {
+  type AppHomeModel,
+  buildAppHome,
+  buildCommandHelp,
+  buildPendingAnswer,
+  buildRunAnswer,
+  type CardLinks,
+} from './app-home.ts';
 export { type ArgField, argFields, type FieldKind, formatArgLines, formatArgValue } from './arg-fields.ts';
 export { LIMITS, type SlackMessage, type ViewStateValues } from './blocks.ts';
 export {

@@ -10,6 +10,7 @@ export * from './decision-feed.ts';
 export * from './describe-event.ts';
 export * from './escalation.ts';
 export * from './guard.ts';
+export * from './inbox.ts';
 export * from './journal.ts';
 export * from './journal-reader.ts';
 export * from './keys.ts';

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import type { CountersignConfig } from '../config/config-types.ts';
 import type { Decision } from '../pipeline/index.ts';
 import { stateOf } from './guard.ts';
+import { type Inbox, type InboxEntry, inboxEntry, inboxPlace, mayViewRun, sortInbox } from './inbox.ts';
 import { createKeys, type Keys } from './keys.ts';
 import { readOutcomes } from './outcomes.ts';
 import { type TimeSource, timeOf } from './redis-time.ts';
@@ -25,6 +26,16 @@ export interface QueryOptions {
    * decides at Redis's `TIME`, read with the run: one clock for all replicas (docs/architecture.md §15).
    */
   readonly clock?: () => number;
+}
+
+/** How much of the run indexes an inbox reads. */
+export interface InboxOptions {
+  /** Entries per list (default 20). */
+  readonly limit?: number;
+  /** Pending runs read, soonest expiry first (default 500). */
+  readonly pending?: number;
+  /** Newest runs read for "recently decided" (default 200). */
+  readonly recent?: number;
 }
 
 export class ApprovalQueries {
@@ -111,6 +122,51 @@ export class ApprovalQueries {
   /** Pending runs whose expiry (ms) is before `before`, oldest expiry first. */
   async overdueRuns(before: number, limit = 500): Promise<string[]> {
     return this.redis.zrangebyscore(this.keys.pending, '-inf', `(${before}`, 'LIMIT', 0, limit);
+  }
+
+  /**
+   * `userId`'s inbox now: pending runs waiting for them or escalated to them, and the latest decided
+   * runs they were part of (among the `recent` newest runs). At most `limit` per list.
+   */
+  async inboxFor(userId: string, options: InboxOptions = {}): Promise<Inbox> {
+    return (await this.inboxesFor([userId], options)).get(userId) ?? sortInbox([], 0);
+  }
+
+  /** The inboxes of several people, reading each run once (see `inboxFor`). */
+  async inboxesFor(userIds: readonly string[], options: InboxOptions = {}): Promise<Map<string, Inbox>> {
+    const limit = options.limit ?? 20;
+    const [now, pending, recent] = await Promise.all([
+      this.now(),
+      this.redis.zrange(this.keys.pending, '0', String((options.pending ?? 500) - 1)),
+      this.redis.zrevrange(this.keys.runs, 0, (options.recent ?? 200) - 1),
+    ]);
+    const runIds = [...new Set([...pending, ...recent])];
+    const states = (
+      await Promise.all(
+        runIds.map(async (runId) => stateOf(await loadRun(this.redis, this.keys.forRun(runId)))),
+      )
+    ).filter((state) => state !== undefined);
+    const inboxes = new Map<string, Inbox>();
+    for (const userId of new Set(userIds)) {
+      const placed = states.flatMap((state) => {
+        const found = inboxPlace(this.config, state, userId, now);
+        return found === undefined ? [] : [found];
+      });
+      inboxes.set(userId, sortInbox(placed, limit));
+    }
+    return inboxes;
+  }
+
+  /**
+   * One run as `userId`'s inbox shows it (for `/countersign show`); undefined for an unknown run and
+   * for one they may not look up (`mayViewRun`).
+   */
+  async inboxEntryFor(runId: string, userId: string): Promise<InboxEntry | undefined> {
+    const [now, snapshot] = await Promise.all([this.now(), loadRun(this.redis, this.keys.forRun(runId))]);
+    const state = stateOf(snapshot);
+    return state === undefined || !mayViewRun(this.config, state, userId)
+      ? undefined
+      : inboxEntry(this.config, state, userId, now);
   }
 
   protected outcomeOptions() {

@@ -3,7 +3,9 @@ import type { Redis } from 'ioredis';
 import type { ApprovalService, MessageLedger } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
 import type { ErrorReporter, Logger } from '../log.ts';
+import { CardLinkCache, HomePublisher } from './app-home.ts';
 import { InFlight } from './in-flight.ts';
+import { registerInboxListeners } from './listeners/inbox.ts';
 import { registerListeners } from './listeners/index.ts';
 import type { Metrics } from './metrics.ts';
 import { Presenter } from './presenter.ts';
@@ -41,6 +43,8 @@ export interface BotOptions {
   readonly onError?: ErrorReporter;
   /** More HTTP routes on the bot's port (the agent gateway), in HTTP and in Socket Mode. */
   readonly routes?: readonly CustomRoute[];
+  /** How long App Home refreshes are gathered before publishing (default 1 s). */
+  readonly homeDebounceMs?: number;
 }
 
 export interface Bot {
@@ -49,6 +53,8 @@ export interface Bot {
   /** Brings Slack up to a run's committed state (the render queue's worker calls it). */
   readonly renderer: Renderer;
   readonly gateway: SlackGateway;
+  /** People's App Home tabs (published on opening, refreshed after renderings). */
+  readonly homes: HomePublisher;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -99,6 +105,16 @@ export function createBot(options: BotOptions): Bot {
   app.use(inFlight.middleware);
   const gateway = new SlackGateway(clients);
   const presenter = new Presenter({ gateway, clock });
+  const links = new CardLinkCache({ messages: options.messages, gateway });
+  const homes = new HomePublisher({
+    approvals: options.approvals,
+    config: options.config,
+    links,
+    gateway,
+    clock,
+    onError,
+    ...(options.homeDebounceMs === undefined ? {} : { debounceMs: options.homeDebounceMs }),
+  });
   const renderer = new Renderer({
     runs: options.approvals,
     messages: options.messages,
@@ -106,6 +122,8 @@ export function createBot(options: BotOptions): Bot {
     config: options.config,
     clock,
     onError,
+    links,
+    homes,
   });
   registerListeners(app, {
     approvals: options.approvals,
@@ -116,12 +134,14 @@ export function createBot(options: BotOptions): Bot {
     onError,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
+  registerInboxListeners(app, { approvals: options.approvals, homes, links, clock, onError });
   app.error(async (error) => onError(error, 'a Slack request'));
   return {
     app,
     presenter,
     renderer,
     gateway,
+    homes,
     start: async () => {
       // Slack's verdict on the token, kept for /healthz. Not waited for, and not fatal: a Slack that is
       // down at start is re-checked, and clicks are served meanwhile (they are signature-checked).
@@ -131,6 +151,7 @@ export function createBot(options: BotOptions): Bot {
       await app.start(options.port);
     },
     stop: async () => {
+      await homes.close();
       await app.stop();
       // Interactions already answered may still be updating Slack: let them finish while Redis is open.
       await inFlight.drain();

@@ -34,6 +34,7 @@ import type { CountersignConfig } from '../config/index.ts';
 import type { ErrorReporter } from '../log.ts';
 import { CountersignError, diffPlans } from '../pipeline/index.ts';
 import { firedChainSteps } from '../queue/timer-plan.ts';
+import type { CardLinkCache, HomePublisher } from './app-home.ts';
 import { refusedForGood, type SlackGateway, type SlackMessage } from './slack-gateway.ts';
 
 export interface RendererDeps {
@@ -54,6 +55,10 @@ export interface RendererDeps {
   readonly tz?: string;
   /** A target Slack refuses for good (a channel the bot is not in): reported, the rest still rendered. */
   readonly onError: ErrorReporter;
+  /** Card permalinks, for escalation messages ("the card" links to it). */
+  readonly links?: Pick<CardLinkCache, 'linkOf'>;
+  /** Told after each rendering, so the App Home of everyone the run concerns follows it. */
+  readonly homes?: Pick<HomePublisher, 'runChanged'>;
 }
 
 type Ledger = MessageLedgerEntries;
@@ -94,6 +99,7 @@ export class Renderer {
       if (round > 0) mark = await this.deps.runs.changedMark(runId);
       const read = await this.deps.runs.getRunRevision(runId);
       const own = read === undefined ? undefined : await this.render(read.run, read.revision);
+      if (read !== undefined && round === 0) this.deps.homes?.runChanged(read.run);
       const after = read === undefined ? undefined : await this.deps.runs.revisionOf(runId);
       // Unchanged since the read — or changed only by this rendering's own record of the card's place
       // (journaled, not shown), committed right on top of what was read.
@@ -126,7 +132,7 @@ export class Renderer {
       }
     }
     if (card !== undefined) await this.renderDiffs(run, revision, card, ledger, names);
-    await this.renderEscalations(run, revision, ledger, names);
+    await this.renderEscalations(run, revision, ledger, names, card);
     await this.verifyPosts(run.runId, ledger);
     return posted;
   }
@@ -236,7 +242,17 @@ export class Renderer {
     revision: number,
     ledger: Ledger,
     names: PeopleNames,
+    card: MessageRef | undefined,
   ): Promise<void> {
+    // The card's permalink, asked for only when there is an escalation message to show it in.
+    let cardLink: Promise<string | undefined> | undefined;
+    const link = () => {
+      cardLink ??=
+        card === undefined || this.deps.links === undefined
+          ? Promise.resolve(undefined)
+          : this.deps.links.linkOf(run.runId).catch(() => undefined);
+      return cardLink;
+    };
     for (const [text, ref] of Object.entries(ledger.recorded)) {
       const name = parseMessageName(text);
       if (name?.kind !== 'escalation') continue;
@@ -248,7 +264,7 @@ export class Renderer {
         revision,
         ledger,
         name,
-        this.escalationMessage(run, shown, name.step, names),
+        this.escalationMessage(run, shown, name.step, names, await link()),
         undefined,
         {
           channel: ref.channel,
@@ -259,7 +275,7 @@ export class Renderer {
     let retry: unknown;
     for (const step of firedChainSteps(this.deps.config.escalation[run.agent], run)) {
       const target = escalationTarget(this.deps.config, run.agent, step);
-      const message = this.escalationMessage(run, run.current, step, names);
+      const message = this.escalationMessage(run, run.current, step, names, await link());
       const targets = [
         ...target.notified.map((user) => ({ user })),
         ...(target.channel === undefined ? [] : [{ channel: target.channel }]),
@@ -419,6 +435,7 @@ export class Renderer {
     version: StoredVersion,
     step: ChainStep,
     names: PeopleNames,
+    cardLink: string | undefined,
   ): SlackMessage {
     const target = escalationTarget(this.deps.config, run.agent, step);
     const cardChannel = this.deps.config.agents[run.agent]?.channel;
@@ -434,6 +451,7 @@ export class Renderer {
       ...(target.group === undefined ? {} : { group: target.group }),
       ...(target.may === undefined ? {} : { may: target.may }),
       ...(cardChannel === undefined ? {} : { cardChannel }),
+      ...(cardLink === undefined ? {} : { cardLink }),
       config: this.deps.config,
       names,
       ...this.time(),

@@ -1,4 +1,4 @@
-import type { Block, KnownBlock, ModalView } from '@slack/types';
+import type { Block, HomeView, KnownBlock, ModalView } from '@slack/types';
 import {
   ErrorCode,
   type Logger,
@@ -38,7 +38,11 @@ export interface SlackClients {
    * A 429 is not retried by the client but by the gateway, after exactly Slack's Retry-After.
    */
   readonly background: WebClient;
-  /** `chat.postMessage` only: never retried blindly (a retry after an unknown outcome posts twice). */
+  /**
+   * `chat.postMessage`: never retried blindly (a retry after an unknown outcome posts twice); also
+   * `usergroups.users.list`, whose caller retries on its own schedule (a start-up must not wait out
+   * half an hour of retries).
+   */
   readonly posts: WebClient;
   /** `views.open` only: never waits behind back-off; a trigger id dies 3 s after the click. */
   readonly modals: WebClient;
@@ -209,6 +213,31 @@ export class SlackGateway {
     } catch {
       return undefined;
     }
+  }
+
+  /** Publishes a person's App Home tab (replacing what it showed). */
+  async publishHome(userId: string, view: HomeView): Promise<void> {
+    await this.pacer.call('views.publish', () =>
+      this.clients.background.views.publish({ user_id: userId, view }),
+    );
+  }
+
+  /** The link that opens a message in Slack (`chat.getPermalink`). */
+  async permalink(ref: Pick<MessageRef, 'channel' | 'ts'>): Promise<string> {
+    const answer = await this.pacer.call('chat.getPermalink', () =>
+      this.clients.background.chat.getPermalink({ channel: ref.channel, message_ts: ref.ts }),
+    );
+    if (answer.permalink === undefined)
+      throw new CountersignError('slack_unexpected', 'chat.getPermalink returned no permalink');
+    return answer.permalink;
+  }
+
+  /** The members of a Slack user group (`usergroups.users.list`). */
+  async usergroupMembers(usergroup: string): Promise<readonly string[]> {
+    const answer = await this.pacer.call('usergroups.users.list', () =>
+      this.clients.posts.usergroups.users.list({ usergroup }),
+    );
+    return answer.users ?? [];
   }
 
   /** Opens a DM with one or more people and returns its channel id. */

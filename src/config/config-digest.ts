@@ -19,7 +19,13 @@ export function configDigest(input: ConfigInput): string {
         checks: source(tool.checks),
       })),
       agents: Object.fromEntries(Object.entries(input.agents).map(([name, spec]) => [name, [...spec.tools]])),
-      groups: Object.fromEntries(Object.entries(input.groups).map(([name, ids]) => [name, [...ids]])),
+      // A Slack user group is digested by its id: its members change without a config change.
+      groups: Object.fromEntries(
+        Object.entries(input.groups).map(([name, group]) => [
+          name,
+          'usergroup' in group ? { usergroup: group.usergroup } : [...group],
+        ]),
+      ),
       policy: input.policy.map((policyRule, index) => ({
         name: ruleName(policyRule, index),
         tool: typeof policyRule.tool === 'string' ? policyRule.tool : [...policyRule.tool],

@@ -29,7 +29,12 @@ const shape = z.strictObject({
   ),
   groups: z.record(
     z.string().regex(ID_PATTERN, 'group names are letters, digits, - and _'),
-    z.array(slackId),
+    z.union([
+      z.array(slackId),
+      z.strictObject({
+        usergroup: z.string().regex(/^S[A-Z0-9]{2,31}$/, 'must be a Slack user group id such as S0FIN'),
+      }),
+    ]),
   ),
   policy: z.array(
     z.strictObject({

@@ -81,11 +81,17 @@ export interface DefaultsInput {
   readonly rateLimit?: RateLimitInput;
 }
 
+/** A group as configured: Slack user ids, or a Slack user group (S…) resolved at start. */
+export type GroupInput = readonly string[] | { readonly usergroup: string };
+
 export interface ConfigInput {
   readonly tools: readonly ToolDefinition[];
   readonly agents: Readonly<Record<string, AgentInput>>;
-  /** Group name → Slack user ids. */
-  readonly groups: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Group name → Slack user ids, or a Slack user group (`{ usergroup: 'S0FIN' }`) whose members are read
+   * with `usergroups.users.list` at start and refreshed while Countersign runs.
+   */
+  readonly groups: Readonly<Record<string, GroupInput>>;
   readonly policy: readonly PolicyRule[];
   /** Group name → tools its members may add or change in an edit (`'*'` for all). */
   readonly authoring: Readonly<Record<string, readonly string[] | '*'>>;
@@ -122,7 +128,14 @@ export interface EscalationPolicy {
 export interface CountersignConfig {
   readonly pipeline: PipelineConfig;
   readonly agents: Readonly<Record<string, AgentInput>>;
+  /**
+   * Group name → members. A group configured as a Slack user group starts empty (nobody counts as a
+   * member) and is filled in place by the user-group directory (src/bot/user-groups.ts), so every reader
+   * — approvals, the pipeline, escalation levels naming it — sees the same membership.
+   */
   readonly groups: Readonly<Record<string, readonly string[]>>;
+  /** Group name → the Slack user group (S…) it is read from, for groups configured that way. */
+  readonly usergroups: Readonly<Record<string, string>>;
   readonly escalation: Readonly<Record<string, EscalationPolicy>>;
   readonly defaults: {
     readonly expiresInMs: number;

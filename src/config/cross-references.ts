@@ -77,7 +77,10 @@ function checkPolicyRule(
   }
   const known = names.group(where, policyRule.approvers);
   // Approvals come from distinct people, so a member listed twice counts once.
-  const size = new Set(input.groups[policyRule.approvers]).size;
+  const group = input.groups[policyRule.approvers];
+  // A Slack user group's size is known only once Slack answers: too few members then leave it unapprovable.
+  if (group === undefined || 'usergroup' in group) return;
+  const size = new Set(group).size;
   const needed = policyRule.approvals ?? 1;
   if (known && size < needed) {
     problems.push(

@@ -30,20 +30,47 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
   checkCrossReferences(input, names, problems);
   const duration = durationReader(problems);
   const defaults = resolveDefaults(input, duration, problems);
-  const escalation = resolveEscalation(input, { duration, names, problems });
+  const { groups, usergroups } = groupLists(input);
+  const escalation = resolveEscalation(input, { duration, names, problems, groups, usergroups });
   if (problems.length > 0) throw new ConfigError(problems);
   return {
-    pipeline: pipelineConfig(input, defaults),
+    pipeline: pipelineConfig(input, defaults, groups),
     agents: input.agents,
-    groups: input.groups,
+    groups,
+    usergroups,
     escalation,
     defaults,
     digest: configDigest(input),
   };
 }
 
+/**
+ * Each group's member list: the configured ids, or — for a Slack user group — an empty list the
+ * user-group directory fills in place (one list per group, shared by every reader).
+ */
+function groupLists(input: ConfigInput): {
+  groups: Record<string, readonly string[]>;
+  usergroups: Record<string, string>;
+} {
+  const groups: Record<string, readonly string[]> = {};
+  const usergroups: Record<string, string> = {};
+  for (const [name, group] of Object.entries(input.groups)) {
+    if ('usergroup' in group) {
+      usergroups[name] = group.usergroup;
+      groups[name] = [];
+    } else {
+      groups[name] = group;
+    }
+  }
+  return { groups, usergroups };
+}
+
 /** What the pipeline reads of a checked config. */
-function pipelineConfig(input: ConfigInput, defaults: CountersignConfig['defaults']): PipelineConfig {
+function pipelineConfig(
+  input: ConfigInput,
+  defaults: CountersignConfig['defaults'],
+  groups: Readonly<Record<string, readonly string[]>>,
+): PipelineConfig {
   const authoring = Object.fromEntries(
     Object.entries(input.authoring).map(([group, tools]) => [group, tools === '*' ? ['*'] : [...tools]]),
   );
@@ -52,7 +79,7 @@ function pipelineConfig(input: ConfigInput, defaults: CountersignConfig['default
     agents: Object.fromEntries(
       Object.entries(input.agents).map(([name, spec]) => [name, { tools: spec.tools }]),
     ),
-    groups: input.groups,
+    groups,
     policy: input.policy,
     authoring,
     limits: { ...DEFAULT_LIMITS, ...input.defaults?.limits },

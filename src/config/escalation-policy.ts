@@ -19,6 +19,10 @@ export interface EscalationChecks {
   readonly duration: DurationReader;
   readonly names: NameChecks;
   readonly problems: string[];
+  /** Each group's member list (a level naming a group notifies that very list). */
+  readonly groups: Readonly<Record<string, readonly string[]>>;
+  /** Groups read from Slack user groups: their members are known only once Slack answers. */
+  readonly usergroups: Readonly<Record<string, string>>;
 }
 
 /** The escalation policy of each agent that has one. */
@@ -32,17 +36,12 @@ export function resolveEscalation(
     if (input.agents[agent] === undefined) {
       checks.problems.push(`${where}: unknown agent ${JSON.stringify(agent)}`);
     }
-    escalation[agent] = resolvePolicy(input, where, spec, checks);
+    escalation[agent] = resolvePolicy(where, spec, checks);
   }
   return escalation;
 }
 
-function resolvePolicy(
-  input: ConfigInput,
-  where: string,
-  spec: EscalationInput,
-  checks: EscalationChecks,
-): EscalationPolicy {
+function resolvePolicy(where: string, spec: EscalationInput, checks: EscalationChecks): EscalationPolicy {
   const { duration, problems } = checks;
   let previous = 0;
   const levels = spec.levels.map((level, index): EscalationLevel => {
@@ -50,7 +49,7 @@ function resolvePolicy(
     if (afterMs > 0 && afterMs <= previous)
       problems.push(`${where}.levels[${index}]: must come after the level before it`);
     previous = afterMs;
-    return resolveLevel(input, `${where}.levels[${index}]`, level, afterMs, checks);
+    return resolveLevel(`${where}.levels[${index}]`, level, afterMs, checks);
   });
   const firstAfter = levels[0]?.afterMs ?? 0;
   const reminderAfterMs = spec.reminder && duration(`${where}.reminder.after`, spec.reminder.after, '');
@@ -79,7 +78,6 @@ function resolvePolicy(
 
 /** One level: whom it notifies (a group's members, or the ids given) and what they may do. */
 function resolveLevel(
-  input: ConfigInput,
   where: string,
   level: EscalationLevelInput,
   afterMs: number,
@@ -92,10 +90,11 @@ function resolveLevel(
   };
   if (typeof level.notify !== 'string') return { afterMs, notify: level.notify, ...rest };
   checks.names.group(`${where}.notify`, level.notify);
-  if (input.groups[level.notify]?.length === 0) {
+  const fromSlack = Object.hasOwn(checks.usergroups, level.notify);
+  if (!fromSlack && checks.groups[level.notify]?.length === 0) {
     checks.problems.push(`${where}.notify: group ${level.notify} has no members to notify`);
   }
-  return { afterMs, notify: input.groups[level.notify] ?? [], group: level.notify, ...rest };
+  return { afterMs, notify: checks.groups[level.notify] ?? [], group: level.notify, ...rest };
 }
 
 function resolveGrant(where: string, may: EscalationGrantInput, names: NameChecks): EscalationGrant {

@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
+import { ResponseUrls } from './app-requests.ts';
 import { FaultSwitch, type SlackFaults } from './faults.ts';
 import { IdMint } from './ids.ts';
 import { type InteractionTarget, PageInteractions } from './page/page-interactions.ts';
@@ -97,6 +98,13 @@ export interface SlackEmulator {
   /** The fault switch: 429s, 5xx before or after the effect, hangs and slow methods, on demand. */
   readonly faults: SlackFaults;
   /**
+   * A response URL for a slash command typed by `user` in `channel` (see `buildSlashCommand`): what the
+   * app POSTs there becomes their ephemeral message (a channel message for `in_channel`).
+   */
+  responseUrl(channel: string, user: string): string;
+  /** Changes a user group's members, as an admin would in Slack (until `reset()`). */
+  setUsergroupMembers(usergroup: string, users: readonly string[]): void;
+  /**
    * Switches rate limiting off (every call goes through: seeding a workspace fast) or back on, from
    * full buckets. On by default when `rateLimit` or `rateLimits` name limits.
    */
@@ -188,11 +196,27 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
     logError,
   });
   const state = readOnlyState(workspace);
-  const interactions = new PageInteractions({ workspace, target: options.interactions, socketMode, now });
+  const responses = new ResponseUrls({
+    workspace,
+    now,
+    origin: () => {
+      if (url === undefined) throw new Error('the Slack emulator is not started');
+      return new URL(url).origin;
+    },
+  });
+  const interactions = new PageInteractions({
+    workspace,
+    target: options.interactions,
+    socketMode,
+    now,
+    responses,
+  });
   const page = createPageRoutes({ workspace, state, interactions, personas: options.personas });
-  const server: Server = createRoutedServer([{ prefix: '/api/', handle: api }, ...page], logError, [
-    { path: SOCKET_MODE_PATH, upgrade: (req, socket, head) => socketMode.upgrade(req, socket, head) },
-  ]);
+  const server: Server = createRoutedServer(
+    [{ prefix: '/api/', handle: api }, responses.route(), ...page],
+    logError,
+    [{ path: SOCKET_MODE_PATH, upgrade: (req, socket, head) => socketMode.upgrade(req, socket, head) }],
+  );
 
   let starting: Promise<string> | undefined;
   return {
@@ -238,12 +262,15 @@ export function createSlackEmulator(options: SlackEmulatorOptions = {}): SlackEm
       faults.clear();
       limiter.setEnabled(true);
       limiter.reset();
+      responses.reset();
       workspace.reset();
     },
     botToken,
     appToken,
     socketMode,
     faults,
+    responseUrl: (channel, user) => responses.mint(channel, user),
+    setUsergroupMembers: (usergroup, users) => workspace.setUsergroupMembers(usergroup, users),
     setRateLimited(enabled) {
       limiter.setEnabled(enabled);
     },

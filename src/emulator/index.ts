@@ -6,6 +6,14 @@
  */
 
 export {
+  buildAppHomeOpenedEvent,
+  buildSlashCommand,
+  type CommandAnswer,
+  postEvent,
+  postSlashCommand,
+  ResponseUrls,
+} from './app-requests.ts';
+export {
   BLOCK_KIT_LIMITS,
   type BlockKitRule,
   type BlockKitViolation,

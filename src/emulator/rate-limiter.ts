@@ -90,6 +90,7 @@ export const SLACK_RATE_LIMITS: RateLimits = {
   'chat.update': SLACK_RATE_TIERS.tier3,
   'chat.delete': SLACK_RATE_TIERS.tier3,
   'chat.postEphemeral': SLACK_RATE_TIERS.tier4,
+  'chat.getPermalink': SLACK_RATE_TIERS.tier4,
   'conversations.open': SLACK_RATE_TIERS.tier3,
   'conversations.history': SLACK_RATE_TIERS.tier3,
   'conversations.replies': SLACK_RATE_TIERS.tier3,

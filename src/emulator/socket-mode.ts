@@ -61,9 +61,12 @@ export interface SocketModeEndpoint {
    */
   deliver(
     payload: { readonly [key: string]: unknown },
-    options?: { readonly timeoutMs?: number },
+    options?: { readonly timeoutMs?: number; readonly type?: EnvelopeType },
   ): Promise<InteractionResponse>;
 }
+
+/** What an envelope carries: an interaction, an Events API event, or a slash command. */
+export type EnvelopeType = 'interactive' | 'events_api' | 'slash_commands';
 
 interface PendingAck {
   readonly socket: WebSocket;
@@ -133,7 +136,7 @@ export class SocketModeServer implements SocketModeEndpoint {
 
   deliver(
     payload: { readonly [key: string]: unknown },
-    options: { readonly timeoutMs?: number } = {},
+    options: { readonly timeoutMs?: number; readonly type?: EnvelopeType } = {},
   ): Promise<InteractionResponse> {
     const socket = this.#sockets.at(-1);
     if (socket === undefined) {
@@ -175,9 +178,9 @@ export class SocketModeServer implements SocketModeEndpoint {
       this.#pending.set(envelopeId, pending);
       const envelope = {
         envelope_id: envelopeId,
-        type: 'interactive',
+        type: options.type ?? 'interactive',
         payload,
-        accepts_response_payload: true,
+        accepts_response_payload: options.type !== 'events_api',
       };
       socket.send(JSON.stringify(envelope), (error) => {
         if (error)

@@ -108,6 +108,8 @@ export class Workspace implements WorkspaceState {
   #stacks = new Map<string, string[]>();
   #lastStackKey: string | undefined;
   #homes = new Map<string, string>();
+  /** User groups whose members changed since the seed. */
+  #usergroupMembers = new Map<string, readonly string[]>();
   #exchangedTriggers = new Set<string>();
 
   constructor(seed: WorkspaceSeed, ids: IdMint, onListenerError: (error: unknown) => void) {
@@ -129,7 +131,15 @@ export class Workspace implements WorkspaceState {
   }
 
   usergroup(id: string): EmulatedUsergroup | undefined {
-    return this.#seed.usergroups.find((group) => group.id === id);
+    const users = this.#usergroupMembers.get(id);
+    const group = this.#seed.usergroups.find((candidate) => candidate.id === id);
+    return group === undefined || users === undefined ? group : { ...group, users };
+  }
+
+  /** Someone changed a user group's members in Slack (kept until `reset()`). */
+  setUsergroupMembers(id: string, users: readonly string[]): void {
+    if (!this.#seed.usergroups.some((group) => group.id === id)) throw new Error(`no user group ${id}`);
+    this.#usergroupMembers.set(id, [...users]);
   }
 
   channels(): readonly EmulatedChannel[] {
@@ -433,6 +443,7 @@ export class Workspace implements WorkspaceState {
     this.#lastStackKey = undefined;
     this.#homes = new Map();
     this.#exchangedTriggers = new Set();
+    this.#usergroupMembers = new Map();
   }
 
   #storeView(

@@ -22,8 +22,11 @@ const METHOD_SCOPES: Readonly<Record<string, readonly string[]>> = {
   'users.info': ['users:read'],
   'conversations.history': HISTORY,
   'conversations.replies': HISTORY,
+  'chat.getPermalink': [],
   'views.open': [],
   'views.update': [],
+  'views.publish': [],
+  'usergroups.users.list': ['usergroups:read'],
 };
 
 function sources(dir: string): string[] {
@@ -39,17 +42,40 @@ function sources(dir: string): string[] {
 describe('manifest.json', () => {
   const calls = new Set(
     sources(join(ROOT, 'src/bot')).flatMap((text) =>
-      [...text.matchAll(/\.(auth|chat|conversations|views|users|reactions)\.(\w+)\(/g)].map(
+      [...text.matchAll(/\.(auth|chat|conversations|views|users|usergroups|reactions)\.(\w+)\(/g)].map(
         (match) => `${match[1]}.${match[2]}`,
       ),
     ),
   );
   const manifest = JSON.parse(readFileSync(join(ROOT, 'manifest.json'), 'utf8')) as {
     oauth_config: { scopes: { bot: string[] } };
+    features: {
+      app_home?: { home_tab_enabled?: boolean };
+      slash_commands?: { command: string; url?: string }[];
+    };
+    settings: {
+      interactivity: { request_url: string };
+      event_subscriptions?: { request_url?: string; bot_events?: string[] };
+    };
   };
 
   it('finds the calls it checks', () => {
     expect([...calls]).toEqual(expect.arrayContaining(['chat.postMessage', 'chat.update', 'views.open']));
+  });
+
+  it('declares the App Home tab and subscribes to app_home_opened at the events URL', () => {
+    expect(manifest.features.app_home?.home_tab_enabled).toBe(true);
+    expect(manifest.settings.event_subscriptions?.bot_events).toContain('app_home_opened');
+    expect(manifest.settings.event_subscriptions?.request_url).toBe(
+      manifest.settings.interactivity.request_url,
+    );
+  });
+
+  it('declares /countersign at the events URL (signature-checked like every Slack request), with its scope', () => {
+    expect(manifest.features.slash_commands).toEqual([
+      expect.objectContaining({ command: '/countersign', url: manifest.settings.interactivity.request_url }),
+    ]);
+    expect(manifest.oauth_config.scopes.bot).toContain('commands');
   });
 
   it('knows the scopes of every Web API method src/bot calls', () => {

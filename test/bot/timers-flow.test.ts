@@ -182,6 +182,9 @@ describe('escalation', () => {
       sent.map((message) => /\(([^()]*level \d[^()]*)\)/.exec(visibleText(message.blocks))?.[1]),
     ).toEqual(['leads, level 1', 'level 2', 'level 2', 'level 2, repeat 1', 'level 2, repeat 1']);
     for (const message of sent) expect(actionIds(message.blocks)).toEqual(['approve', 'reject', 'edit']);
+    // Each links to the card itself (chat.getPermalink), not only to its channel.
+    const permalink = `https://acme.slack.com/archives/${card.channel}/p${card.ts.replace('.', '')}`;
+    for (const message of sent) expect(JSON.stringify(message.blocks)).toContain(`<${permalink}|the card>`);
     // Before the first level, a reminder in the card's channel.
     const reminder = reminderOf(runId)!;
     expect(reminder.ts < sent[0]!.ts).toBe(true);
@@ -250,7 +253,9 @@ describe('escalation', () => {
     expect(answer.status).toBe(200);
     const editedAt = Date.now();
     const superseded = await settled(dm, '⏭️ *Superseded by version 2*');
-    expect(visibleText(superseded.blocks)).toContain('the card in <#C0OPS> shows it');
+    expect(visibleText(superseded.blocks)).toMatch(
+      /— <https:\/\/acme\.slack\.com\/archives\/C0OPS\/p\d+\|the card> in <#C0OPS> shows it/,
+    );
     const jobs = await timerJobs(runId);
     expect(jobs.filter((id) => id.includes('-v1'))).toEqual([]);
     expect(jobs).toContain(`expire-${runId}-v2`);

@@ -129,6 +129,8 @@ export interface BotStackOptions {
   slackTimeoutMs?: number;
   /** How often overdue renderings are repaired (default Countersign's, 5 s). */
   repairEveryMs?: number;
+  /** How often groups read from Slack user groups are read again (default Countersign's, 5 min). */
+  userGroupRefreshMs?: number;
   /** More options for the Slack stand-in (rate limits, trigger expiry). */
   emulator?: Partial<SlackEmulatorOptions>;
   /** Called with the started Slack stand-in before Countersign starts (faults present from the first call). */
@@ -164,6 +166,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
       ...(options.slackTimeoutMs === undefined ? {} : { timeoutMs: options.slackTimeoutMs }),
     },
     ...(options.repairEveryMs === undefined ? {} : { repairEveryMs: options.repairEveryMs }),
+    ...(options.userGroupRefreshMs === undefined ? {} : { userGroupRefreshMs: options.userGroupRefreshMs }),
     port,
     logLevel: 'error',
     ...(options.logger === undefined ? {} : { logger: options.logger }),
@@ -172,7 +175,13 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
       ? {}
       : { webhookRetryDelayMs: options.webhookRetryDelayMs }),
   };
-  let countersign = await startCountersign(settings);
+  let countersign: Countersign;
+  try {
+    countersign = await startCountersign(settings);
+  } catch (error) {
+    await slack.stop();
+    throw error;
+  }
   const baseUrl = `http://127.0.0.1:${port}`;
   const client = new AgentClient({
     url: baseUrl,

@@ -232,6 +232,16 @@ describe('escalation message', () => {
     expect(buttons(expired)).toEqual([]);
   });
 
+  it('links "the card" to its permalink when it is known, and never to a URL that could break the link', () => {
+    const link = 'https://acme.slack.com/archives/C0OPS/p1775037600000100';
+    expect(textOf(buildEscalationMessage(level1({ cardLink: link })))).toContain(
+      `<${link}|the card> in <#C0OPS>`,
+    );
+    const forged = textOf(buildEscalationMessage(level1({ cardLink: 'https://x.example/|<!channel>' })));
+    expect(forged).toContain('· the card in <#C0OPS>');
+    expect(forged).not.toContain('x.example');
+  });
+
   it('for a superseded version points at the card and has no buttons', () => {
     const { previous, current } = freightEdit();
     const message = buildEscalationMessage(level1({ run: runView(current), version: previous }));

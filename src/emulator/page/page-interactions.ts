@@ -6,6 +6,13 @@
  */
 import { z } from 'zod';
 import {
+  buildAppHomeOpenedEvent,
+  buildSlashCommand,
+  postEvent,
+  postSlashCommand,
+  ResponseUrls,
+} from '../app-requests.ts';
+import {
   type ActionContainer,
   buildBlockActionsPayload,
   buildViewClosedPayload,
@@ -16,7 +23,7 @@ import {
   SLACK_ACK_TIMEOUT_MS,
 } from '../interactions.ts';
 import type { Block, SlackView, ViewStateValues } from '../slack-objects.ts';
-import { isSocketModeError, type SocketModeEndpoint } from '../socket-mode.ts';
+import { type EnvelopeType, isSocketModeError, type SocketModeEndpoint } from '../socket-mode.ts';
 import { decodeView } from '../web-api/methods/views.ts';
 import type { Workspace } from '../workspace.ts';
 import type {
@@ -71,8 +78,75 @@ export class PageInteractions {
       /** Where `{ socketMode: true }` delivers. */
       readonly socketMode: Pick<SocketModeEndpoint, 'deliver'>;
       readonly now: () => number;
+      /** Where slash commands' response URLs lead (answers become the person's ephemerals). */
+      readonly responses?: ResponseUrls;
     },
   ) {}
+
+  /** The person opened the app's Home tab: `app_home_opened` to the app (it publishes the tab). */
+  async homeOpened(userId: string): Promise<PageActionResult> {
+    const { workspace, target } = this.deps;
+    if (workspace.user(userId) === undefined) return failure('user_not_found', `There is no user ${userId}.`);
+    if (target === undefined) return notConfigured();
+    const home = workspace.homeView(userId);
+    const envelope = buildAppHomeOpenedEvent({
+      user: userId,
+      team: workspace.identity.teamId,
+      apiAppId: workspace.identity.appId,
+      nowMs: this.deps.now(),
+      ...(home === undefined ? {} : { viewId: home.id }),
+    });
+    const timeoutMs = target.ackTimeoutMs ?? SLACK_ACK_TIMEOUT_MS;
+    const sent =
+      'socketMode' in target
+        ? await deliverOverSocket(this.deps.socketMode, envelope, timeoutMs, 'events_api')
+        : await sendOverHttp(target, timeoutMs, () =>
+            postEvent(target.url, target.signingSecret, envelope, { timeoutMs }),
+          );
+    return sent.ok ? { ok: true, status: sent.response.status } : sent;
+  }
+
+  /**
+   * The person typed a slash command in a channel: sent to the app signed and form-encoded, with a
+   * response_url; an answer in the acknowledgement, or later at the response_url, is shown to them.
+   */
+  async command(request: {
+    readonly user: string;
+    readonly channel: string;
+    readonly text: string;
+  }): Promise<PageActionResult> {
+    const { workspace, target, responses } = this.deps;
+    const user = workspace.user(request.user);
+    if (user === undefined) return failure('user_not_found', `There is no user ${request.user}.`);
+    const channel = workspace.channel(request.channel);
+    if (channel === undefined || (channel.is_im && !channel.members.includes(user.id)))
+      return failure('channel_not_found', `${user.real_name} cannot see conversation ${request.channel}.`);
+    if (target === undefined || responses === undefined) return notConfigured();
+    const match = /^(\/[a-z0-9_-]+)(?:\s+([\s\S]*))?$/i.exec(request.text.trim());
+    if (match?.[1] === undefined)
+      return failure('not_a_command', 'Type a slash command, e.g. /countersign help.');
+    const fields = buildSlashCommand({
+      command: match[1].toLowerCase(),
+      text: match[2] ?? '',
+      user: user.id,
+      channel: channel.id,
+      responseUrl: responses.mint(channel.id, user.id),
+      team: workspace.identity.teamId,
+      apiAppId: workspace.identity.appId,
+      nowMs: this.deps.now(),
+    });
+    const timeoutMs = target.ackTimeoutMs ?? SLACK_ACK_TIMEOUT_MS;
+    const sent =
+      'socketMode' in target
+        ? await deliverOverSocket(this.deps.socketMode, fields, timeoutMs, 'slash_commands')
+        : await sendOverHttp(target, timeoutMs, () =>
+            postSlashCommand(target.url, target.signingSecret, fields, { timeoutMs }),
+          );
+    if (!sent.ok) return sent;
+    const answer = ResponseUrls.answerIn(sent.response.body);
+    if (answer !== undefined) responses.show(channel.id, user.id, answer);
+    return { ok: true, status: sent.response.status };
+  }
 
   /** True when there is an app to send interactions to. */
   get configured(): boolean {
@@ -239,14 +313,25 @@ export class PageInteractions {
 
 type Sent = { readonly ok: true; readonly response: InteractionResponse } | PageFailure;
 
-async function postOverHttp(
+function postOverHttp(
   target: { readonly url: string; readonly signingSecret: string },
   payload: { readonly [key: string]: unknown },
   timeoutMs: number,
 ): Promise<Sent> {
+  return sendOverHttp(target, timeoutMs, () =>
+    postInteraction(target.url, target.signingSecret, payload, { timeoutMs }),
+  );
+}
+
+/** One signed request to the app; failures in the page's words. */
+async function sendOverHttp(
+  target: { readonly url: string },
+  timeoutMs: number,
+  send: () => Promise<InteractionResponse>,
+): Promise<Sent> {
   let response: InteractionResponse;
   try {
-    response = await postInteraction(target.url, target.signingSecret, payload, { timeoutMs });
+    response = await send();
   } catch (error) {
     if (error instanceof DOMException && error.name === 'TimeoutError') {
       return failure('app_timeout', `The app did not answer within ${timeoutMs} ms.`);
@@ -269,9 +354,13 @@ async function deliverOverSocket(
   socketMode: Pick<SocketModeEndpoint, 'deliver'>,
   payload: { readonly [key: string]: unknown },
   timeoutMs: number,
+  type?: EnvelopeType,
 ): Promise<Sent> {
   try {
-    return { ok: true, response: await socketMode.deliver(payload, { timeoutMs }) };
+    return {
+      ok: true,
+      response: await socketMode.deliver(payload, { timeoutMs, ...(type === undefined ? {} : { type }) }),
+    };
   } catch (error) {
     if (!isSocketModeError(error)) throw error;
     switch (error.code) {

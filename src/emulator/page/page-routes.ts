@@ -8,6 +8,8 @@
  *   POST /page/api/action       a click or a selection → block_actions to the app
  *   POST /page/api/submit       a modal submitted → view_submission to the app, response_action applied
  *   POST /page/api/close        a modal closed
+ *   POST /page/api/home         the Home tab opened → app_home_opened to the app
+ *   POST /page/api/command      a slash command typed in a conversation → the command to the app
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
@@ -84,6 +86,12 @@ const actionRequest = z.object({
 });
 const submitRequest = z.object({ user: z.string().min(1), viewId: z.string().min(1), values: stateValues });
 const closeRequest = z.object({ user: z.string().min(1), viewId: z.string().min(1) });
+const homeRequest = z.object({ user: z.string().min(1) });
+const commandRequest = z.object({
+  user: z.string().min(1),
+  channel: z.string().min(1),
+  text: z.string().max(4000),
+});
 
 /** The routes for the emulator's server, after `/api/` (the last one answers `/`). */
 export function createPageRoutes(options: PageRoutesOptions): Route[] {
@@ -107,7 +115,7 @@ export function createPageRoutes(options: PageRoutesOptions): Route[] {
       });
     }
     if (req.method === 'GET' && name === 'events') return streamEvents(req, res);
-    if (req.method !== 'POST' || !['action', 'submit', 'close'].includes(name)) {
+    if (req.method !== 'POST' || !['action', 'submit', 'close', 'home', 'command'].includes(name)) {
       return sendJson(res, 404, { ok: false, error: 'not_found', message: `No page endpoint ${name}.` });
     }
     const body = await readJson(req);
@@ -122,6 +130,16 @@ export function createPageRoutes(options: PageRoutesOptions): Route[] {
         const parsed = submitRequest.safeParse(body.value);
         if (!parsed.success) return sendJson(res, 400, invalid(parsed.error));
         return sendJson(res, 200, await interactions.submit(parsed.data));
+      }
+      case 'home': {
+        const parsed = homeRequest.safeParse(body.value);
+        if (!parsed.success) return sendJson(res, 400, invalid(parsed.error));
+        return sendJson(res, 200, await interactions.homeOpened(parsed.data.user));
+      }
+      case 'command': {
+        const parsed = commandRequest.safeParse(body.value);
+        if (!parsed.success) return sendJson(res, 400, invalid(parsed.error));
+        return sendJson(res, 200, await interactions.command(parsed.data));
       }
       default: {
         const parsed = closeRequest.safeParse(body.value);

@@ -8,7 +8,14 @@ import type { BlockActionInput } from '../../interactions.ts';
 import type { PageActionRequest, PageActionResult, PageFailure, PageSnapshot } from '../page-protocol.ts';
 import type { ConfirmDialog } from './controls.ts';
 import { type ConversationEnvironment, ConversationView, isReply } from './conversation.ts';
-import { h, type PageDocument, type PageElement, type PageSelectElement } from './dom.ts';
+import {
+  h,
+  type PageDocument,
+  type PageElement,
+  type PageEvent,
+  type PageInputElement,
+  type PageSelectElement,
+} from './dom.ts';
 import { askToConfirm, ModalView } from './modal.ts';
 import type { Names } from './render-text.ts';
 
@@ -42,6 +49,8 @@ const ui = {
   thread: byId('thread'),
   modal: byId('modal-root'),
   toasts: byId('toasts'),
+  composer: byId('composer'),
+  composerInput: byId('composer-input') as PageInputElement,
 };
 
 const params = new URLSearchParams(browser.location.search);
@@ -139,7 +148,8 @@ function render(snapshot: PageSnapshot): void {
   if (page.channel === undefined || !snapshot.channels.some((channel) => channel.id === page.channel)) {
     page.channel = snapshot.channels[0]?.id;
   }
-  if (page.home && snapshot.home === null) page.home = false;
+  if (page.home && snapshot.home === null && !snapshot.interactive) page.home = false;
+  ui.composer.hidden = page.home;
   const env = environment(snapshot);
   // Whose view is drawn (tests wait for it after switching person).
   ui.channel.setAttribute('data-viewer', snapshot.viewer);
@@ -150,6 +160,7 @@ function render(snapshot: PageSnapshot): void {
   const channel = snapshot.channels.find((candidate) => candidate.id === page.channel);
   if (page.home && snapshot.home !== null)
     ui.channel.replaceChildren(...conversations.home(env, snapshot.home));
+  else if (page.home) ui.channel.replaceChildren(h(doc, 'p', { class: 'empty' }, 'Opening the Home tab…'));
   else if (channel === undefined)
     ui.channel.replaceChildren(h(doc, 'p', { class: 'empty' }, 'No conversations.'));
   else {
@@ -253,8 +264,9 @@ function renderSidebar(snapshot: PageSnapshot): void {
     return button;
   };
   const dms = snapshot.channels.filter((channel) => channel.isIm);
+  // The Home tab is there once the app published it, or when there is an app to ask (app_home_opened).
   const home =
-    snapshot.home === null
+    snapshot.home === null && !snapshot.interactive
       ? undefined
       : h(
           doc,
@@ -266,6 +278,11 @@ function renderSidebar(snapshot: PageSnapshot): void {
     page.home = true;
     page.thread = undefined;
     rerender();
+    if (snapshot.interactive) {
+      void post<PageActionResult>('home', { user: page.viewer }).then((result) => {
+        if (!result.ok) toast(result.message);
+      });
+    }
   });
   ui.sidebar.replaceChildren(
     h(doc, 'div', { class: 'sidebar-title' }, 'Channels'),
@@ -298,6 +315,43 @@ ui.viewer.addEventListener('change', () => {
   browser.history.replaceState(null, '', `${browser.location.pathname}?${search.toString()}`);
   refresh();
 });
+
+/** A slash command typed in the open conversation goes to the app; its answer arrives as an ephemeral. */
+ui.composer.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const text = ui.composerInput.value.trim();
+  if (text === '' || page.channel === undefined) return;
+  if (!text.startsWith('/')) {
+    toast('This stand-in sends slash commands only: try /countersign help.');
+    return;
+  }
+  void post<PageActionResult>('command', { user: page.viewer, channel: page.channel, text }).then(
+    (result) => {
+      if (result.ok) ui.composerInput.value = '';
+      else toast(result.message);
+    },
+  );
+});
+
+/** A permalink opens its conversation (a reply opens its thread). */
+function followPermalink(event: PageEvent): void {
+  const link = event.target?.closest?.('[data-permalink-channel]');
+  if (link === null || link === undefined) return;
+  const channel = link.getAttribute('data-permalink-channel') ?? '';
+  const ts = link.getAttribute('data-permalink-ts') ?? '';
+  const message = page.snapshot?.messages.find((m) => m.channel === channel && m.ts === ts);
+  if (message === undefined) {
+    toast('That message is not in a conversation you can see.');
+    return;
+  }
+  event.preventDefault();
+  page.home = false;
+  page.channel = channel;
+  page.thread = isReply(message) ? { channel, ts: message.thread_ts ?? ts } : undefined;
+  rerender();
+}
+ui.channel.addEventListener('click', followPermalink);
+ui.thread.addEventListener('click', followPermalink);
 
 setLive(false);
 connect();

@@ -15,6 +15,8 @@ export interface PageNode {
 export interface PageEvent {
   preventDefault(): void;
   readonly key?: string;
+  /** Where the event happened (an element, for clicks). */
+  readonly target?: { closest?(selector: string): PageElement | null } | null;
 }
 
 /** An element. */

@@ -89,8 +89,28 @@ function renderNode(doc: PageDocument, node: MrkdwnNode, names: Names): PageNode
       );
     case 'broadcast':
       return h(doc, 'span', { class: 'mention broadcast' }, node.label);
-    case 'link':
-      return h(doc, 'span', { class: 'link', title: node.url }, node.label);
+    case 'link': {
+      // A permalink (chat.getPermalink) opens its message here; other links are never followed.
+      const permalink = /^https:\/\/[a-z0-9-]+\.slack\.com\/archives\/([A-Z0-9]+)\/p(\d{10})(\d{6})/.exec(
+        node.url,
+      );
+      if (permalink === null) return h(doc, 'span', { class: 'link', title: node.url }, node.label);
+      return h(
+        doc,
+        'span',
+        {
+          class: 'link permalink',
+          title: node.url,
+          attrs: {
+            role: 'link',
+            tabindex: '0',
+            'data-permalink-channel': permalink[1] ?? '',
+            'data-permalink-ts': `${permalink[2]}.${permalink[3]}`,
+          },
+        },
+        node.label,
+      );
+    }
   }
 }
 

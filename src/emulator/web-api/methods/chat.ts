@@ -152,3 +152,23 @@ function parseContent(args: { readonly text?: string | undefined; readonly block
   if (text.length > MESSAGE_TEXT_LIMIT) return { ok: false as const, response: fail('msg_too_long') };
   return { ok: true as const, text, blocks: blocks.blocks ?? [] };
 }
+
+const PermalinkArgs = z.object({ channel: z.string().optional(), message_ts: formTs.optional() });
+
+/** chat.getPermalink: `https://<domain>.slack.com/archives/<channel>/p<ts without the dot>`, as Slack's. */
+export const chatGetPermalink: WebApiMethod = {
+  run(raw, { workspace }) {
+    const parsed = parseArgs(PermalinkArgs, raw);
+    if (!parsed.ok) return parsed.response;
+    const { channel, message_ts: ts } = parsed.value;
+    if (channel === undefined || ts === undefined) return fail('invalid_arguments');
+    const message = workspace.message(channel, ts);
+    if (!message) return fail('message_not_found');
+    const thread =
+      message.thread_ts === undefined || message.thread_ts === message.ts
+        ? ''
+        : `?thread_ts=${message.thread_ts}&cid=${channel}`;
+    const permalink = `https://${workspace.identity.teamDomain}.slack.com/archives/${channel}/p${ts.replace('.', '')}${thread}`;
+    return ok({ channel, permalink });
+  },
+};

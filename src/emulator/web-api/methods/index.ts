@@ -2,7 +2,7 @@
 import type { WebApiMethod } from '../method.ts';
 import { appsConnectionsOpen } from './apps.ts';
 import { authTest } from './auth.ts';
-import { chatDelete, chatPostEphemeral, chatPostMessage, chatUpdate } from './chat.ts';
+import { chatDelete, chatGetPermalink, chatPostEphemeral, chatPostMessage, chatUpdate } from './chat.ts';
 import { conversationsHistory, conversationsOpen, conversationsReplies } from './conversations.ts';
 import { usergroupsUsersList, usersInfo } from './users.ts';
 import { viewsOpen, viewsPublish, viewsPush, viewsUpdate } from './views.ts';
@@ -14,6 +14,7 @@ export const WEB_API_METHODS: Readonly<Record<string, WebApiMethod>> = {
   'chat.update': chatUpdate,
   'chat.delete': chatDelete,
   'chat.postEphemeral': chatPostEphemeral,
+  'chat.getPermalink': chatGetPermalink,
   'conversations.open': conversationsOpen,
   'conversations.history': conversationsHistory,
   'conversations.replies': conversationsReplies,
