@@ -1,6 +1,8 @@
 /**
  * Publishes people's App Home tabs (views/app-home.ts) with `views.publish`: when they open the tab,
- * and after a rendering of a run that concerns them (the renderer calls `runChanged`). Refreshes are
+ * and, for 15 minutes after that, after a rendering of a run that concerns them (the renderer calls
+ * `runChanged`). A process knows only the openings it served: with replicas, a change rendered by
+ * another one reaches the tab at its next opening. Refreshes are
  * coalesced: a burst of changes publishes each person's home once per `debounceMs`, and a home whose
  * inbox did not change is not published again — rate-limit friendly (views.publish is Tier 4 per
  * person). Homes are rendered from approvals' answers (`inboxFor`); nothing here decides who may act.
@@ -56,6 +58,11 @@ export interface HomePublisherDeps {
   readonly onError: ErrorReporter;
   /** How long refreshes are gathered before homes are published (default 1 s). */
   readonly debounceMs?: number;
+  /**
+   * How long after someone opened their tab a change of a run is published to it (default 15 min).
+   * Opening the tab publishes it anyway, so a home nobody looks at is not rebuilt on every change.
+   */
+  readonly watchMs?: number;
 }
 
 /** Every run an inbox lists. */
@@ -67,6 +74,8 @@ export class HomePublisher {
   /** What each home last showed (a digest of the inbox and its links). */
   private readonly shown = new Map<string, string>();
   private readonly dirty = new Set<string>();
+  /** When each person last opened their tab (ms), by this process. */
+  private readonly openedAt = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
@@ -78,6 +87,7 @@ export class HomePublisher {
    * opened: its relative times are refreshed).
    */
   async publish(userId: string, options: { readonly force?: boolean } = {}): Promise<void> {
+    if (options.force) this.openedAt.set(userId, this.deps.clock());
     const inbox = (await this.deps.approvals.inboxesFor([userId])).get(userId);
     if (inbox !== undefined) await this.publishInbox(userId, inbox, options);
   }
@@ -101,9 +111,15 @@ export class HomePublisher {
     this.shown.set(userId, digest);
   }
 
-  /** The homes of everyone the run concerns (as just rendered) are published again, soon (coalesced). */
+  /**
+   * The homes of everyone the run concerns (as just rendered) who opened their tab lately are
+   * published again, soon (coalesced). Reading inboxes costs a read of every pending run, so homes
+   * nobody looks at wait for their next opening (which publishes them).
+   */
   runChanged(run: RunConcern): void {
-    this.refresh(concernedUsers(this.deps.config, run));
+    const since = this.deps.clock() - (this.deps.watchMs ?? 15 * 60_000);
+    for (const [userId, at] of this.openedAt) if (at < since) this.openedAt.delete(userId);
+    this.refresh(concernedUsers(this.deps.config, run).filter((userId) => this.openedAt.has(userId)));
   }
 
   /** These people's homes are published within `debounceMs`, each once however often it is asked. */

@@ -11,6 +11,7 @@ import type { SlackGateway } from '../../src/bot/slack-gateway.ts';
 const EMPTY: Inbox = { waiting: [], escalated: [], decided: [] };
 
 function publisher(inboxOf: (user: string) => Inbox = () => EMPTY) {
+  const time = { now: Date.parse('2026-04-01T10:00:00Z') };
   const published: { user: string; view: HomeView }[] = [];
   const reads: string[][] = [];
   const homes = new HomePublisher({
@@ -27,13 +28,13 @@ function publisher(inboxOf: (user: string) => Inbox = () => EMPTY) {
         published.push({ user, view });
       },
     } as unknown as SlackGateway,
-    clock: () => Date.parse('2026-04-01T10:00:00Z'),
+    clock: () => time.now,
     onError: (error) => {
       throw error;
     },
     debounceMs: 20,
   });
-  return { homes, published, reads };
+  return { homes, published, reads, time };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 80));
@@ -60,15 +61,30 @@ describe('HomePublisher', () => {
     await homes.close();
   });
 
-  it('a run change refreshes the members of the groups its steps need', async () => {
-    const { homes, published } = publisher();
-    homes.runChanged({
+  it('a run change refreshes the homes of the people it concerns who opened their tab in the last 15 minutes', async () => {
+    const { homes, reads, time } = publisher();
+    const run = {
       current: { plan: { steps: [{ route: { kind: 'review', group: 'operators' } }] } },
       approvals: [],
       escalatedTo: ['U0LEAD1'],
-    } as unknown as Parameters<HomePublisher['runChanged']>[0]);
+    } as unknown as Parameters<HomePublisher['runChanged']>[0];
+    homes.runChanged(run);
     await settle();
-    expect(published.map((entry) => entry.user).sort()).toEqual(['U0LEAD1', 'U0OP1', 'U0OP2']);
+    expect(reads).toEqual([]); // nobody has the tab open: no inbox read
+
+    for (const user of ['U0LEAD1', 'U0OP1', 'U0OP2', 'U0OTHER']) await homes.publish(user, { force: true });
+    reads.length = 0;
+    homes.runChanged(run);
+    await settle();
+    expect(reads.map((users) => [...users].sort())).toEqual([['U0LEAD1', 'U0OP1', 'U0OP2']]);
+
+    time.now += 10 * 60_000;
+    await homes.publish('U0OP2', { force: true }); // opened again: watched for 15 minutes more
+    reads.length = 0;
+    time.now += 6 * 60_000;
+    homes.runChanged(run);
+    await settle();
+    expect(reads).toEqual([['U0OP2']]);
     await homes.close();
   });
 
