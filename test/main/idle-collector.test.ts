@@ -18,6 +18,7 @@ describe('startIdleCollector', () => {
       },
       heapUsed: () => state.heap,
       cpuMs: () => state.cpu,
+      everyMs: 1000,
     });
     /** One second passes with `cpuMs` used and `allocated` bytes allocated. */
     const second = (cpuMs: number, allocated = 0) => {
