@@ -188,15 +188,21 @@ export function mayActOn(
   );
 }
 
-/** Everyone whose approval counts on some step of the version, in plan order, each once. */
+/** Everyone whose approval counts on some step of the version, each once, in the order they approved. */
 export function approversOf(
   standing: Readonly<Record<string, StepApprovals>>,
   version: StoredVersion,
+  approvals: readonly ApprovalRecord[],
 ): string[] {
   const people = new Set<string>();
   for (const step of version.plan.steps)
     for (const userId of standing[step.id]?.approvers ?? []) people.add(userId);
-  return [...people];
+  // In the order they approved (their first approval that counts), as people tell it.
+  const first = new Map<string, number>();
+  for (const approval of approvals)
+    if (people.has(approval.userId))
+      first.set(approval.userId, Math.min(first.get(approval.userId) ?? approval.at, approval.at));
+  return [...people].sort((a, b) => (first.get(a) ?? 0) - (first.get(b) ?? 0));
 }
 
 /** Steps whose route is `block`. */

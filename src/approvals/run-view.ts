@@ -84,7 +84,7 @@ export function projectRun(config: AuthorityConfig, runId: string, state: RunSta
     awaiting: fields.status === 'pending' ? awaitedSteps(current, approvals, authority) : [],
     blocked: blockedSteps(current),
     ...(fields.decidedBy === undefined ? {} : { decidedBy: fields.decidedBy }),
-    approvedBy: approversOf(standing, current),
+    approvedBy: approversOf(standing, current, approvals),
     ...(fields.decidedAt === undefined ? {} : { decidedAt: fields.decidedAt }),
     ...(fields.reason === undefined ? {} : { reason: fields.reason }),
     ...(fields.recheckProblem === undefined || fields.status !== 'pending'

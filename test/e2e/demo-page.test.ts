@@ -2,7 +2,7 @@
  * The demo in a real browser: the stack `npm run demo` starts (emulator with its page, the bot over
  * HTTP with real signatures, Redis, the sample agent), and Chromium clicking what a person would click.
  * Screenshots go to test-artifacts/e2e/ (printed at the start); COUNTERSIGN_UPDATE_DOCS=1 also refreshes
- * docs/card.png and docs/diff-message.png.
+ * the README's: docs/card.png, card-approved.png, diff-message.png and consistency-warning.png.
  */
 import { copyFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -167,7 +167,7 @@ describe('the demo page in Chromium', () => {
     await waitForText(card, '3 of 3 applied');
     expect(((await card.textContent()) ?? '').split('Applied at').length - 1).toBe(3);
     expect(await card.textContent()).not.toMatch(/expires|Applying|Not reported/);
-    await shoot(card, 'card-approved.png');
+    await shoot(card, 'card-approved.png', 'card-approved.png');
     expect(decision.status).toBe('approved');
     expect(executed).toEqual(['s1', 's2', 's3']);
     expect(agent.lines).toContain('decision: approved by U0OP1');
@@ -288,7 +288,7 @@ describe('the demo page in Chromium', () => {
     const thread = page.locator('aside.thread');
     const diff = thread.locator('article.message').filter({ hasText: 'Changed step s2' });
     await waitForText(diff, warning);
-    await shoot(diff, 'diff-message-consistency.png');
+    await shoot(diff, 'diff-message-consistency.png', 'consistency-warning.png');
     await shoot(card, 'card-consistency.png');
 
     // One click on "Edit s3": the form for version 2 with the reply first; Dana fixes the date in it.
@@ -311,8 +311,8 @@ describe('the demo page in Chromium', () => {
     await waitForText(card, 'version 3');
     await expect.poll(async () => (await card.textContent())?.includes('still says')).toBe(false);
 
-    // Approved, the agent sends the corrected reply.
-    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    // Approved (the reply is irreversible: confirmed first), the agent sends the corrected reply.
+    await approveConfirmed(card.getByRole('button', { name: 'Approve', exact: true }));
     await waitForText(card, 'approved');
     const { decision } = await agent.result;
     expect(decision.status).toBe('approved');

@@ -1,9 +1,11 @@
 /**
  * The inbox in a real browser: the demo stack (the stand-in's page, the bot over HTTP with real
  * signatures, Redis) and Chromium opening the Countersign Home tab and typing `/countersign`.
- * Screenshots go to test-artifacts/e2e/ (printed at the start).
+ * Screenshots go to test-artifacts/e2e/ (printed at the start); COUNTERSIGN_UPDATE_DOCS=1 also refreshes
+ * the README's docs/app-home.png.
  */
-import { join } from 'node:path';
+import { copyFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
@@ -12,6 +14,7 @@ import { redisUrl } from '../helpers/redis.ts';
 import { artifactsDir, launchChromium, pageText, waitForText } from '../support/browser.ts';
 
 const ARTIFACTS = artifactsDir('e2e');
+const UPDATE_DOCS = process.env.COUNTERSIGN_UPDATE_DOCS === '1';
 
 let demo: DemoStack;
 /** Launched by the first test that needs it, so a missing Chromium fails each test (never skips one). */
@@ -48,10 +51,12 @@ async function openAs(user: string): Promise<Page> {
   return page;
 }
 
-async function shoot(target: Locator | Page, name: string): Promise<void> {
+async function shoot(target: Locator | Page, name: string, docsName?: string): Promise<void> {
   const page = 'page' in target ? target.page() : target;
   await page.mouse.move(0, 0);
-  await target.screenshot({ path: join(ARTIFACTS, name) });
+  const path = join(ARTIFACTS, name);
+  await target.screenshot({ path });
+  if (UPDATE_DOCS && docsName !== undefined) copyFileSync(path, resolve('docs', docsName));
 }
 
 const submitFreight = () =>
@@ -80,7 +85,7 @@ describe('the inbox on the demo page in Chromium', () => {
     await waitForText(channel, 'Your approval is needed for');
     await waitForText(channel, 'Escalated to you');
     await waitForText(channel, 'Recently decided');
-    await shoot(page, 'app-home.png');
+    await shoot(page, 'app-home.png', 'app-home.png');
 
     await entry.click();
     const card = channel.locator('article.message').filter({ hasText: runId });

@@ -44,15 +44,15 @@ describe('buildAppHome', () => {
     expect(texts(view.blocks)).toMatchInlineSnapshot(`
       [
         "header: Waiting for you (1)",
-        "section: *<https://acme.slack.com/archives/C0OPS/p1775037600000100|freight-ops: Rebook &lt;!channel&gt; &amp; *tell* the customer>*
+        "section: *<https://acme.slack.com/archives/C0OPS/p1775037600000100|freight-ops: Rebook &lt;!channel&gt; &amp; ​*​tell​*​ the customer>*
       Your approval is needed for \`s2\` and \`s3\` · expires 12:00 UTC (in 2 h) · \`run-1\` · v2",
         "divider: ",
         "header: Escalated to you (1)",
-        "section: *freight-ops: Rebook &lt;!channel&gt; &amp; *tell* the customer*
+        "section: *freight-ops: Rebook &lt;!channel&gt; &amp; ​*​tell​*​ the customer*
       For you to follow up — you cannot approve it · expires 12:00 UTC (in 2 h) · \`run-2\` · v2",
         "divider: ",
         "header: Recently decided (1)",
-        "section: *<https://acme.slack.com/archives/C0OPS/p1775037600000100|freight-ops: Rebook &lt;!channel&gt; &amp; *tell* the customer>*
+        "section: *<https://acme.slack.com/archives/C0OPS/p1775037600000100|freight-ops: Rebook &lt;!channel&gt; &amp; ​*​tell​*​ the customer>*
       ✅ Approved by <@U0OP1> 09:55 UTC · \`run-3\` · v2",
         "context: Updated 10:00 UTC · \`/countersign help\` for the command",
       ]
