@@ -30,7 +30,8 @@ test ! -e "$WORK/app/node_modules/tsx" || { echo "prod-smoke: tsx is installed i
 REDIS_PORT=$(free_port)
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$WORK/redis" --appendonly yes --save '' >"$WORK/redis.log" 2>&1 &
 PIDS+=($!)
-npx tsx scripts/slack-standin.ts >"$WORK/slack.log" 2>&1 &
+# One process each (no npx or subshell in between), so the PIDs kept are the ones to stop.
+node --import tsx scripts/slack-standin.ts >"$WORK/slack.log" 2>&1 &
 PIDS+=($!)
 wait_for "$WORK/slack.log" 'SLACK_API_URL=' 20
 SLACK_API_URL=$(sed -n 's/.*SLACK_API_URL=\([^ ]*\).*/\1/p' "$WORK/slack.log")
@@ -38,7 +39,8 @@ SLACK_BOT_TOKEN=$(sed -n 's/.*SLACK_BOT_TOKEN=\([^ ]*\).*/\1/p' "$WORK/slack.log
 (cd "$WORK/app" && node dist/scripts/keygen.js --out "$WORK/key.pem" >/dev/null)
 
 PORT=$(free_port)
-(cd "$WORK/app" && env -i PATH="$PATH" HOME="$WORK" \
+# `exec`: $! is node itself, so the SIGTERM below reaches the bot, not a subshell that would leave it running.
+(cd "$WORK/app" && exec env -i PATH="$PATH" HOME="$WORK" \
   SLACK_BOT_TOKEN="$SLACK_BOT_TOKEN" SLACK_SIGNING_SECRET=prod-smoke-signing-secret SLACK_API_URL="$SLACK_API_URL" \
   REDIS_URL="redis://127.0.0.1:$REDIS_PORT" COUNTERSIGN_SIGNING_KEY_FILE="$WORK/key.pem" \
   COUNTERSIGN_CONFIG=examples/freight/countersign.config.ts FREIGHT_AGENT_SECRET=prod-smoke-agent-secret-0123456789 \
@@ -57,6 +59,7 @@ grep -q '"ok":true' "$WORK/health.json"
   COUNTERSIGN_URL="http://127.0.0.1:$PORT" COUNTERSIGN_AGENT=freight-ops \
   COUNTERSIGN_AGENT_SECRET=prod-smoke-agent-secret-0123456789 COUNTERSIGN_CONFIG=examples/freight/countersign.config.ts \
   node "$ROOT/.ci/mcp-smoke.mjs" dist/scripts/mcp.js)
+test "$(ps -o comm= -p "$BOT")" = node || { echo "prod-smoke: $BOT is not the bot's node process"; exit 1; }
 kill -TERM "$BOT"
 for _ in $(seq 1 100); do kill -0 "$BOT" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$BOT" 2>/dev/null; then echo "prod-smoke: still running 10 s after SIGTERM"; exit 1; fi
