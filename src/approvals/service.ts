@@ -141,8 +141,8 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** One person approves every step of the current version they may approve (use-cases/approve.ts). */
-  approve(input: ApproveInput): Promise<UseCaseResult> {
-    return this.run(input.runId, (ctx, snapshot) => approve(ctx, snapshot, input));
+  approve(input: ApproveInput, options: PublishOptions = {}): Promise<UseCaseResult> {
+    return this.run(input.runId, (ctx, snapshot) => approve(ctx, snapshot, input), options);
   }
 
   /** Rejects the run (use-cases/reject.ts). */

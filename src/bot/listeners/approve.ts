@@ -7,7 +7,12 @@ export function approveListener(deps: ListenerDeps): ClickMiddleware {
   return async (args) => {
     const click = clickOf(args);
     const { runId, version } = targetOf(args);
-    const result = await deps.approvals.approve({ runId, version, userId: click.userId });
+    // Acknowledged once the approval is committed; the listeners' work (render job, timers) follows
+    // the ack — a crash in between is repaired from the run's `changed` mark (as for reject and edit).
+    const result = await deps.approvals.approve(
+      { runId, version, userId: click.userId },
+      { deferPublish: true },
+    );
     await click.acknowledge();
     await deps.presenter.answer(result, click.audience);
   };
