@@ -55,7 +55,7 @@ export {
   quoteLines,
   truncate,
 } from './mrkdwn.ts';
-export { buildFormTooLateNotice, buildNotice, buildNoticeModal } from './notices.ts';
+export { buildDuplicateNotice, buildFormTooLateNotice, buildNotice, buildNoticeModal } from './notices.ts';
 export { NAMED_PEOPLE_MAX, type PeopleNames, peopleList, peopleShown, person } from './people.ts';
 export {
   buildRejectModal,

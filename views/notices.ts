@@ -133,3 +133,21 @@ export function buildFormTooLateNotice(form: 'reject' | 'edit'): SlackMessage {
   const line = `⏳ Slack is busy and did not open the ${form} form in time. Nothing changed — click ${form === 'reject' ? 'Reject' : 'Edit'} again in a moment.`;
   return { text: line, blocks: [section([line], 'problem')] };
 }
+
+/** What a message posted twice by accident becomes: no buttons, a pointer to the one that counts (`ts`). */
+export function buildDuplicateNotice(originalTs: string): SlackMessage {
+  return {
+    text: 'Duplicate of an earlier message — see the original.',
+    blocks: [
+      {
+        type: 'context',
+        elements: [
+          {
+            type: 'mrkdwn',
+            text: `_Duplicate — this was posted twice by accident; the message that counts is the earlier one (ts ${originalTs})._`,
+          },
+        ],
+      },
+    ],
+  };
+}

@@ -11,10 +11,10 @@ import { createHash } from 'node:crypto';
 import {
   buildApprovalCard,
   buildDiffMessage,
+  buildDuplicateNotice,
   buildEscalationMessage,
   type EscalationStepLabel,
   type PeopleNames,
-  peopleShown,
 } from '../../views/index.ts';
 import {
   type ApprovalService,
@@ -35,6 +35,7 @@ import type { ErrorReporter } from '../log.ts';
 import { CountersignError, diffPlans } from '../pipeline/index.ts';
 import { firedChainSteps } from '../queue/timer-plan.ts';
 import type { CardLinkCache, HomePublisher } from './app-home.ts';
+import { PeopleNameCache } from './people-names.ts';
 import { refusedForGood, type SlackGateway, type SlackMessage } from './slack-gateway.ts';
 
 export interface RendererDeps {
@@ -69,20 +70,17 @@ type Ledger = MessageLedgerEntries;
  */
 const VERIFY_FOR_MS = 30_000;
 
-/** How long a person's name is used before users.info is asked again (a failed look-up: a minute). */
-const NAME_TTL_MS = 60 * 60_000;
-const NO_NAME_TTL_MS = 60_000;
-
 /** Renderings of one run in a row, at most (a run changing all the time is rendered again by the next job). */
 const MAX_ROUNDS = 5;
 
 export class Renderer {
   /** DM channel ids by user (conversations.open answers the same channel every time). */
   private readonly dms = new Map<string, string>();
-  /** People's names by user id, with when each was looked up. */
-  private readonly names = new Map<string, { readonly name: string | undefined; readonly at: number }>();
+  private readonly people: PeopleNameCache;
 
-  constructor(private readonly deps: RendererDeps) {}
+  constructor(private readonly deps: RendererDeps) {
+    this.people = new PeopleNameCache(deps);
+  }
 
   /**
    * Brings the run's Slack messages up to its current state; clears its `changed` mark when they show
@@ -116,7 +114,7 @@ export class Renderer {
   /** Renders one read of the run; answers the revision of its own record of a card it posted, if any. */
   private async render(run: RunView, revision: number): Promise<number | undefined> {
     const ledger = await this.deps.messages.all(run.runId);
-    const names = await this.namesOf(run);
+    const names = await this.people.namesOf(run);
     let card: MessageRef | undefined;
     let posted: number | undefined;
     // A run approved by policy at submission never needed anyone: it has no card.
@@ -158,7 +156,7 @@ export class Renderer {
       const noticed = [...verification.noticed];
       for (const copy of found) {
         if (copy.ts === recorded.ts || noticed.includes(copy.ts)) continue;
-        await this.deps.gateway.update(copy, duplicateNotice(recorded));
+        await this.deps.gateway.update(copy, buildDuplicateNotice(recorded.ts));
         noticed.push(copy.ts);
       }
       const over = this.deps.clock() - verification.since > VERIFY_FOR_MS;
@@ -314,30 +312,6 @@ export class Renderer {
     if (retry !== undefined) throw retry;
   }
 
-  /**
-   * Names of everyone the run's messages may name — who may act, who approved, who wrote a step —
-   * looked up once an hour each; a person Slack gives no name for is shown as a mention.
-   */
-  private async namesOf(run: RunView): Promise<PeopleNames> {
-    const ids = new Set(peopleShown(run));
-    for (const standing of Object.values(run.standing)) for (const id of standing.approvers) ids.add(id);
-    for (const provenance of Object.values(run.current.provenance))
-      if (provenance.by === 'user') ids.add(provenance.userId);
-    if (run.current.createdBy !== 'agent') ids.add(run.current.createdBy);
-    const now = this.deps.clock();
-    const names: Record<string, string> = {};
-    for (const id of ids) {
-      let known = this.names.get(id);
-      const ttl = known?.name === undefined ? NO_NAME_TTL_MS : NAME_TTL_MS;
-      if (known === undefined || now - known.at > ttl) {
-        known = { name: await this.deps.gateway.personName(id), at: now };
-        this.names.set(id, known);
-      }
-      if (known.name !== undefined) names[id] = known.name;
-    }
-    return names;
-  }
-
   private async dmWith(user: string): Promise<string> {
     const known = this.dms.get(user);
     if (known !== undefined) return known;
@@ -381,7 +355,8 @@ export class Renderer {
       // A post that may have reached Slack without an answer: find it (and any duplicate) first.
       const [first, ...duplicates] = await this.deps.gateway.find({ ...where, tag });
       if (first !== undefined) {
-        for (const duplicate of duplicates) await this.deps.gateway.update(duplicate, duplicateNotice(first));
+        for (const duplicate of duplicates)
+          await this.deps.gateway.update(duplicate, buildDuplicateNotice(first.ts));
         await this.deps.gateway.update(first, message);
         const ref = { ...first, digest, revision };
         await this.deps.messages.record(run.runId, name, ref);
@@ -461,22 +436,4 @@ export class Renderer {
   private time(): { now: number; tz?: string } {
     return { now: this.deps.clock(), ...(this.deps.tz === undefined ? {} : { tz: this.deps.tz }) };
   }
-}
-
-/** What a message posted twice by accident becomes: no buttons, a pointer to the one that counts. */
-function duplicateNotice(original: MessageRef): SlackMessage {
-  return {
-    text: 'Duplicate of an earlier message — see the original.',
-    blocks: [
-      {
-        type: 'context',
-        elements: [
-          {
-            type: 'mrkdwn',
-            text: `_Duplicate — this was posted twice by accident; the message that counts is the earlier one (ts ${original.ts})._`,
-          },
-        ],
-      },
-    ],
-  };
 }
