@@ -73,6 +73,7 @@ export function buildDecision(input: DecisionInput): UnsignedDecision {
                   )
                   .map((approval) => ({ userId: approval.userId, at: new Date(approval.at).toISOString() })),
                 provenance: provenanceOf(version, step.id),
+                ...(step.dependsOn === undefined ? {} : { dependsOn: step.dependsOn }),
               };
             }),
           },

@@ -1,3 +1,4 @@
+import { unmetDependencies } from './dependencies.ts';
 import type { Diagnostic, Phase } from './diagnostics.ts';
 import { planDigest, stepDigest } from './digest.ts';
 import type { JsonObject } from './json.ts';
@@ -41,6 +42,8 @@ export interface DecisionStep {
   /** The approvals that counted for this step: given to its id at this digest, oldest first. */
   readonly approvals: readonly StepApproval[];
   readonly provenance: DecisionProvenance;
+  /** The steps it depends on, sorted; present only when it has any (docs/receipts.md). */
+  readonly dependsOn?: readonly string[];
 }
 
 /** The plan version a decision is about, exactly as it was approved. */
@@ -75,7 +78,21 @@ export interface Decision {
   readonly diagnostics: readonly Diagnostic[];
   /** Digest of the policy/config the decision was made under. */
   readonly configDigest: string;
+  /**
+   * Steps released before the decision, with what the agent reported of each when it was decided;
+   * present only when some were (docs/receipts.md).
+   */
+  readonly released?: readonly ReleasedStep[];
   readonly receipt: Receipt;
+}
+
+/** A step released before the plan was decided, as the final decision lists it. */
+export interface ReleasedStep {
+  readonly stepId: string;
+  /** ISO 8601 UTC. */
+  readonly releasedAt: string;
+  /** The agent's last report on it when the run was decided, null when none. */
+  readonly outcome: 'applying' | 'applied' | 'failed' | null;
 }
 
 export type UnsignedDecision = Omit<Decision, 'receipt'>;
@@ -91,6 +108,39 @@ export function verifyReceipt(decision: Decision, keys: ReceiptKeys): ReceiptVer
   return verifyReceiptWith(unsigned as unknown as JsonObject, receipt, keys);
 }
 
+/**
+ * One step released to the agent before its plan is decided (a `continue` step whose approvals are
+ * complete and whose dependencies are applied). Signed like a decision (docs/receipts.md); the final
+ * decision follows as usual. `plan` is the version as it stood at the release.
+ */
+export interface Release {
+  readonly kind: 'release';
+  readonly runId: string;
+  readonly agent: string;
+  readonly version: number;
+  readonly plan: DecisionPlan;
+  /** The released step's id. */
+  readonly stepId: string;
+  /** ISO 8601 UTC. */
+  readonly releasedAt: string;
+  readonly configDigest: string;
+  readonly receipt: Receipt;
+}
+
+export type UnsignedRelease = Omit<Release, 'receipt'>;
+
+/** Signs a release with Countersign's key. */
+export function signRelease(release: UnsignedRelease, signer: ReceiptSigner): Release {
+  return { ...release, receipt: signReceipt(release as unknown as JsonObject, signer) };
+}
+
+/** A decision or a release: what an executor may hold for a step. */
+export type Grant = Decision | Release;
+
+export function isRelease(grant: Grant): grant is Release {
+  return (grant as { kind?: unknown }).kind === 'release';
+}
+
 export type StepVerification =
   | {
       readonly ok: true;
@@ -104,39 +154,51 @@ export type StepVerification =
       readonly reason:
         | 'bad_receipt'
         | 'not_approved'
+        | 'not_released'
         | 'expired'
         | 'unknown_step'
         | 'digest_mismatch'
-        | 'plan_mismatch';
+        | 'plan_mismatch'
+        | 'dependency_not_applied';
       readonly message: string;
     };
 
+/** The step about to run: its dependencies, when not given, are taken from the approved step. */
+export interface StepToRun {
+  readonly id: string;
+  readonly tool: string;
+  readonly args: JsonObject;
+  readonly dependsOn?: readonly string[];
+}
+
 /**
- * The gate in front of an effect: call it immediately before executing `step`. Checks the receipt,
- * the status, the expiry, that the plan digest matches the plan carried, and that the step's digest
- * recomputed from the tool and args about to run equals the approved digest.
+ * The gate in front of an effect: call it immediately before executing `step`. Checks the receipt;
+ * that the grant covers the step (a final decision that approved the plan, or a release of this very
+ * step); the expiry; that the plan digest matches the plan carried; that the step's digest recomputed
+ * from the tool and args about to run equals the approved digest; and that every step it depends on
+ * is in `applied` (the steps the agent has reported applied: the client asks Countersign).
  * @example
- * const check = verifyDecisionStep(decision, step, keysFromJwks(jwks), Date.now());
+ * const check = verifyDecisionStep(decision, step, keysFromJwks(jwks), Date.now(), applied);
  * if (!check.ok) throw new Error(`not executing ${step.id}: ${check.message}`);
  */
 export function verifyDecisionStep(
-  decision: Decision,
-  step: { readonly id: string; readonly tool: string; readonly args: JsonObject },
+  grant: Grant,
+  step: StepToRun,
   keys: ReceiptKeys,
   now: number,
+  applied: ReadonlySet<string> = new Set(),
 ): StepVerification {
-  const receipt = verifyReceipt(decision, keys);
+  const receipt = verifyGrantReceipt(grant, keys);
   if (!receipt.ok) {
     return {
       ok: false,
       reason: 'bad_receipt',
-      message: `the decision receipt does not verify with Countersign's keys: ${receipt.message}`,
+      message: `the ${isRelease(grant) ? 'release' : 'decision'} receipt does not verify with Countersign's keys: ${receipt.message}`,
     };
   }
-  const { plan } = decision;
-  if (decision.status !== 'approved' || plan === null) {
-    return { ok: false, reason: 'not_approved', message: `the run was ${decision.status}, not approved` };
-  }
+  const covered = coverage(grant, step);
+  if (!covered.ok) return covered;
+  const { plan } = covered;
   const expiresAt = Date.parse(plan.expiresAt);
   // An expiry that is not a date fails closed: nobody can say the approval still holds.
   if (Number.isNaN(expiresAt) || now >= expiresAt) {
@@ -152,7 +214,7 @@ export function verifyDecisionStep(
     return {
       ok: false,
       reason: 'plan_mismatch',
-      message: 'the plan in the decision does not match its digest',
+      message: `the plan in the ${isRelease(grant) ? 'release' : 'decision'} does not match its digest`,
     };
   }
   const approved = plan.steps.find((candidate) => candidate.id === step.id);
@@ -160,10 +222,14 @@ export function verifyDecisionStep(
     return {
       ok: false,
       reason: 'unknown_step',
-      message: `step ${step.id} is not in the approved plan (version ${decision.version})`,
+      message: `step ${step.id} is not in the approved plan (version ${grant.version})`,
     };
   }
-  const digest = stepDigest(step);
+  const digest = stepDigest({
+    tool: step.tool,
+    args: step.args,
+    dependsOn: step.dependsOn ?? approved.dependsOn,
+  });
   if (digest !== approved.digest || stepDigest(approved) !== approved.digest) {
     return {
       ok: false,
@@ -171,5 +237,46 @@ export function verifyDecisionStep(
       message: `step ${step.id} is not what was approved (digest ${digest.slice(0, 12)}… ≠ ${approved.digest.slice(0, 12)}…)`,
     };
   }
+  const unmet = unmetDependencies(approved, applied);
+  if (unmet.length > 0) {
+    return {
+      ok: false,
+      reason: 'dependency_not_applied',
+      message: `step ${step.id} depends on ${unmet.join(', ')}, not reported applied yet`,
+    };
+  }
   return { ok: true, step: approved, provenance: approved.provenance };
+}
+
+function verifyGrantReceipt(grant: Grant, keys: ReceiptKeys): ReceiptVerification {
+  const { receipt, ...unsigned } = grant as Grant & Record<string, unknown>;
+  return verifyReceiptWith(unsigned as unknown as JsonObject, receipt, keys);
+}
+
+/** Whether the grant lets `step` run at all: an approved final decision, or this step's release. */
+function coverage(
+  grant: Grant,
+  step: StepToRun,
+): { readonly ok: true; readonly plan: DecisionPlan } | (StepVerification & { ok: false }) {
+  if (isRelease(grant)) {
+    if (grant.stepId !== step.id) {
+      return {
+        ok: false,
+        reason: 'not_released',
+        message: `step ${step.id} was not released: this release is for ${grant.stepId}`,
+      };
+    }
+    return { ok: true, plan: grant.plan };
+  }
+  if (grant.status !== 'approved' || grant.plan === null) {
+    const released = grant.released?.some((entry) => entry.stepId === step.id) === true;
+    return {
+      ok: false,
+      reason: 'not_approved',
+      message: released
+        ? `the run was ${grant.status}; step ${step.id} was released before that, so only its release lets it run`
+        : `the run was ${grant.status}, not approved`,
+    };
+  }
+  return { ok: true, plan: grant.plan };
 }

@@ -7,6 +7,7 @@ export interface EditedStep {
   readonly id?: string;
   readonly tool: string;
   readonly args: JsonObject;
+  readonly dependsOn?: readonly string[];
 }
 
 /**
@@ -28,11 +29,16 @@ export function assignEditStepIds(
   const used = new Set([...Object.keys(history), ...steps.flatMap((step) => (keeps(step) ? [step.id] : []))]);
   let next = Math.max(0, ...[...used].map((id) => Number(/^s(\d+)$/.exec(id)?.[1] ?? 0))) + 1;
   return steps.map((step) => {
-    if (keeps(step)) return { id: step.id, tool: step.tool, args: step.args };
-    while (used.has(`s${next}`)) next++;
-    const id = `s${next}`;
-    used.add(id);
-    return { id, tool: step.tool, args: step.args };
+    let id: string;
+    if (keeps(step)) id = step.id;
+    else {
+      while (used.has(`s${next}`)) next++;
+      id = `s${next}`;
+      used.add(id);
+    }
+    return step.dependsOn === undefined || step.dependsOn.length === 0
+      ? { id, tool: step.tool, args: step.args }
+      : { id, tool: step.tool, args: step.args, dependsOn: step.dependsOn };
   });
 }
 

@@ -8,6 +8,10 @@ export function envelopeOf(plan: ValidatedPlan): PlanEnvelope {
     ...(plan.summary === undefined ? {} : { summary: plan.summary }),
     ...(plan.context === undefined ? {} : { context: plan.context }),
     expiresAt: plan.expiresAt,
-    steps: plan.steps.map((step) => ({ id: step.id, tool: step.tool, args: step.args })),
+    steps: plan.steps.map((step) =>
+      step.dependsOn === undefined
+        ? { id: step.id, tool: step.tool, args: step.args }
+        : { id: step.id, tool: step.tool, args: step.args, dependsOn: step.dependsOn },
+    ),
   };
 }

@@ -4,6 +4,7 @@ export * from './check-json-value.ts';
 export * from './consistency.ts';
 export * from './context.ts';
 export * from './decision.ts';
+export * from './dependencies.ts';
 export * from './diagnostics.ts';
 export * from './diff.ts';
 export * from './digest.ts';

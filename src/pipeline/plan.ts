@@ -5,6 +5,11 @@ export interface Step {
   readonly id: string;
   readonly tool: string;
   readonly args: JsonObject;
+  /**
+   * Ids of the steps whose effects this one needs applied first: sorted, without duplicates, never
+   * empty (absent when there are none). Covered by the step and plan digests (docs/canonical-json.md).
+   */
+  readonly dependsOn?: readonly string[];
 }
 
 /** The plan envelope after `parse`: ids assigned, shape checked, nothing else trusted yet. */
@@ -27,7 +32,12 @@ export type IfBlocked = 'review' | 'refuse';
 
 /** The gate's verdict for one step (docs/architecture.md §1). */
 export type Route =
-  | { readonly kind: 'auto'; readonly rule: string }
+  | {
+      readonly kind: 'auto';
+      readonly rule: string;
+      /** True: released to the agent at once (its dependencies applied), before the plan is decided. */
+      readonly continue?: true;
+    }
   | {
       readonly kind: 'review';
       readonly rule: string;
@@ -39,6 +49,11 @@ export type Route =
       readonly distinctFromAuthor: boolean;
       /** False: people the run was escalated to may not approve it (absent means they may, as granted). */
       readonly escalatedMayApprove?: false;
+      /**
+       * True: the step may be released to the agent before the whole plan is decided, once its own
+       * approvals are complete and its dependencies are applied (never for irreversible effects).
+       */
+      readonly continue?: true;
     }
   | { readonly kind: 'block'; readonly rule: string; readonly reason: string };
 
@@ -50,7 +65,7 @@ export interface Annotation {
 
 /** A step that passed every phase, with what the rest of the system needs to show and approve it. */
 export interface ValidatedStep extends Step {
-  /** SHA-256 hex of canonical `{ args, tool }`: approvals are bound to it. */
+  /** SHA-256 hex of canonical `{ args, depends_on?, tool }`: approvals are bound to it. */
   readonly digest: string;
   readonly route: Route;
   readonly annotations: readonly Annotation[];
@@ -61,7 +76,7 @@ export interface ValidatedStep extends Step {
 /** The output of `validate`: deep-frozen, with per-step digests and routes and the plan digest. */
 export interface ValidatedPlan extends PlanEnvelope {
   readonly steps: readonly ValidatedStep[];
-  /** SHA-256 hex of canonical `{ agent, expires_at, run_id, steps: [{ args, id, tool }] }`. */
+  /** SHA-256 hex of canonical `{ agent, expires_at, run_id, steps: [{ args, depends_on?, id, tool }] }`. */
   readonly digest: string;
 }
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freightConfigInput } from '../../examples/freight/countersign.config.ts';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
 import { defineConfig } from '../../src/config/index.ts';
-import { keysFromJwks, verifyDecisionStep } from '../../src/pipeline/index.ts';
+import { type Decision, keysFromJwks, verifyDecisionStep } from '../../src/pipeline/index.ts';
 import { PATHS } from '../../src/protocol/index.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
 import { FREIGHT_SECRET } from '../support/stack.ts';
@@ -296,7 +296,7 @@ describe('reading runs and decisions', () => {
     const jwks = (await (await fetch(`${stack.baseUrl}${PATHS.jwks}`)).json()) as unknown;
     const keys = keysFromJwks(jwks);
     if (!keys.ok) throw new Error(keys.message);
-    const decision = answer.body as Parameters<typeof verifyDecisionStep>[0];
+    const decision = answer.body as Decision;
     expect(decision.status).toBe('approved');
     for (const step of decision.plan!.steps) {
       expect(verifyDecisionStep(decision, step, keys.keys, Date.now())).toMatchObject({ ok: true });

@@ -34,14 +34,20 @@ const vectors = JSON.parse(vectorsText) as { _about: string[]; cases: VectorCase
 function wrapperFor(vector: VectorCase): JsonValue {
   if (vector.kind === 'value') return vector.input;
   const input = vector.input as JsonObject;
-  if (vector.kind === 'step') return { args: input.args!, tool: input.tool! };
+  if (vector.kind === 'step') return { args: input.args!, ...dependencies(input), tool: input.tool! };
   const steps = input.steps as JsonObject[];
   return {
     agent: input.agent!,
     expires_at: input.expiresAt!,
     run_id: input.runId!,
-    steps: steps.map((step) => ({ args: step.args!, id: step.id!, tool: step.tool! })),
+    steps: steps.map((step) => ({ args: step.args!, ...dependencies(step), id: step.id!, tool: step.tool! })),
   };
+}
+
+/** Contract 2: `depends_on`, sorted and unique, only when the step has dependencies. */
+function dependencies(step: JsonObject): { depends_on?: JsonValue } {
+  const given = (step.dependsOn ?? []) as string[];
+  return given.length === 0 ? {} : { depends_on: [...new Set(given)].sort() };
 }
 
 function thrownBy(run: () => unknown): CanonicalJsonError {

@@ -103,6 +103,30 @@ const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationCon
     }),
     message: /id x is already used/,
   }),
+  unknown_dependency: () => ({
+    raw: plan({
+      steps: [
+        step('add_note', { ticket_id: '1', note: 'n' }, 'a'),
+        { ...step('add_note', { ticket_id: '1', note: 'm' }, 'b'), dependsOn: ['zz'] },
+      ],
+    }),
+    message: /step b depends on zz, which is not a step of this plan/,
+  }),
+  self_dependency: () => ({
+    raw: plan({ steps: [{ ...step('add_note', { ticket_id: '1', note: 'n' }, 'a'), dependsOn: ['a'] }] }),
+    message: /step a depends on itself/,
+  }),
+  dependency_cycle: () => ({
+    raw: plan({
+      steps: [
+        step('add_note', { ticket_id: '1', note: 'n' }, 's1'),
+        { ...step('add_note', { ticket_id: '1', note: 'm' }, 's2'), dependsOn: ['s4'] },
+        { ...step('add_note', { ticket_id: '1', note: 'o' }, 's3'), dependsOn: ['s1'] },
+        { ...step('add_note', { ticket_id: '1', note: 'p' }, 's4'), dependsOn: ['s3', 's2'] },
+      ],
+    }),
+    message: /in a circle: s2 → s4 → s2/,
+  }),
   unknown_agent: () => ({
     raw: plan({ agent: 'warehouse' }),
     message: /agent "warehouse" is not configured/,

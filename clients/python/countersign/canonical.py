@@ -143,9 +143,15 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def digested_dependencies(step: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Contract 2: a step's ``dependsOn`` as ``depends_on``, sorted and unique; nothing when it has none."""
+    given = step.get("dependsOn") or []
+    return {"depends_on": sorted(set(given))} if given else {}
+
+
 def step_digest(step: Mapping[str, Any]) -> str:
-    """The step digest: SHA-256 of canonical ``{"args", "tool"}``; the step's id is not covered."""
-    return sha256_hex(canonical_json({"args": step["args"], "tool": step["tool"]}))
+    """The step digest: SHA-256 of canonical ``{"args", "depends_on"?, "tool"}``; the id is not covered."""
+    return sha256_hex(canonical_json({"args": step["args"], **digested_dependencies(step), "tool": step["tool"]}))
 
 
 def plan_digest(plan: Mapping[str, Any]) -> str:
@@ -156,7 +162,10 @@ def plan_digest(plan: Mapping[str, Any]) -> str:
                 "agent": plan["agent"],
                 "expires_at": plan["expiresAt"],
                 "run_id": plan["runId"],
-                "steps": [{"args": s["args"], "id": s["id"], "tool": s["tool"]} for s in plan["steps"]],
+                "steps": [
+                    {"args": s["args"], **digested_dependencies(s), "id": s["id"], "tool": s["tool"]}
+                    for s in plan["steps"]
+                ],
             }
         )
     )

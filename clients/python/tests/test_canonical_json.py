@@ -15,15 +15,23 @@ def canonical_of(case: dict) -> str:
     if case["kind"] == "value":
         return canonical_json(source)
     if case["kind"] == "step":
-        return canonical_json({"args": source["args"], "tool": source["tool"]})
+        return canonical_json({"args": source["args"], **dependencies(source), "tool": source["tool"]})
     return canonical_json(
         {
             "agent": source["agent"],
             "expires_at": source["expiresAt"],
             "run_id": source["runId"],
-            "steps": [{"args": s["args"], "id": s["id"], "tool": s["tool"]} for s in source["steps"]],
+            "steps": [
+                {"args": s["args"], **dependencies(s), "id": s["id"], "tool": s["tool"]} for s in source["steps"]
+            ],
         }
     )
+
+
+def dependencies(step: dict) -> dict:
+    """Contract 2: depends_on, sorted and unique, only when the step has dependencies."""
+    given = step.get("dependsOn") or []
+    return {"depends_on": sorted(set(given))} if given else {}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

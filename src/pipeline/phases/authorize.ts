@@ -43,6 +43,7 @@ export function authorize(plan: PlanEnvelope, ctx: ValidationContext): PhaseResu
       annotations: runAnnotate(tool, step, hookContext),
     };
     if (summary !== undefined) validated.summary = summary;
+    if (step.dependsOn !== undefined) validated.dependsOn = step.dependsOn;
     steps.push(validated);
   }
   if (ctx.edit !== undefined) diagnostics.push(...checkApprovable(steps, plan, ctx.edit, ctx));

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { checkJsonValue } from '../check-json-value.ts';
 import type { PlanLimits, ValidationContext } from '../context.ts';
+import { dependencyProblems } from '../dependencies.ts';
 import { type Diagnostic, describeValue, diagnostic, failed, ok, type PhaseResult } from '../diagnostics.ts';
+import { digestedDependencies } from '../digest.ts';
 import { parseDuration } from '../duration.ts';
 import { isJsonObject, type JsonObject, type JsonValue, valueAt } from '../json.ts';
 import type { IfBlocked, PlanEnvelope, Step } from '../plan.ts';
@@ -23,6 +25,7 @@ const stepSchema = z.strictObject({
   id: z.string().optional(),
   tool: z.string().min(1).max(64),
   args: jsonObject,
+  dependsOn: z.array(z.string()).optional(),
 });
 
 const envelopeSchema = z.strictObject({
@@ -48,6 +51,7 @@ const FIELD_EXPECTATIONS: Record<string, string> = {
   id: `letters, digits, "-" and "_" (at most 64, starting with a letter or digit)`,
   tool: 'a tool name',
   args: 'an object of arguments',
+  dependsOn: 'a list of step ids, like ["s1", "s2"]',
 };
 
 /**
@@ -153,7 +157,7 @@ const ENVELOPE_KEYS = new Set([
   'ifBlocked',
   'steps',
 ]);
-const STEP_KEYS = new Set(['id', 'tool', 'args']);
+const STEP_KEYS = new Set(['id', 'tool', 'args', 'dependsOn']);
 const isoDateTime = z.iso.datetime();
 
 /**
@@ -180,6 +184,12 @@ function wellFormedEnvelope(value: JsonValue): ParsedEnvelope | undefined {
     if (step.id !== undefined && typeof step.id !== 'string') return undefined;
     if (typeof step.tool !== 'string' || step.tool.length === 0 || step.tool.length > 64) return undefined;
     if (!isJsonObject(step.args)) return undefined;
+    const { dependsOn } = step;
+    if (
+      dependsOn !== undefined &&
+      !(Array.isArray(dependsOn) && dependsOn.every((id) => typeof id === 'string'))
+    )
+      return undefined;
   }
   return value as ParsedEnvelope;
 }
@@ -298,12 +308,20 @@ function assignStepIds(envelope: ParsedEnvelope, expiry: ExpiryRule): PhaseResul
 
   let next = 1;
   const steps: Step[] = envelope.steps.map((step) => {
-    if (step.id !== undefined) return { id: step.id, tool: step.tool, args: step.args };
-    while (given.has(`s${next}`)) next++;
-    const id = `s${next}`;
-    given.add(id);
-    return { id, tool: step.tool, args: step.args };
+    let { id } = step;
+    if (id === undefined) {
+      while (given.has(`s${next}`)) next++;
+      id = `s${next}`;
+      given.add(id);
+    }
+    const dependsOn = digestedDependencies(step.dependsOn);
+    return dependsOn === undefined
+      ? { id, tool: step.tool, args: step.args }
+      : { id, tool: step.tool, args: step.args, dependsOn };
   });
+  const duplicates = duplicateDependencies(envelope.steps, steps);
+  const graph = duplicates.length > 0 ? duplicates : dependencyProblems(steps);
+  if (graph.length > 0) return failed(graph);
   const plan: { -readonly [K in keyof PlanEnvelope]: PlanEnvelope[K] } = {
     runId: envelope.runId,
     agent: envelope.agent,
@@ -314,6 +332,26 @@ function assignStepIds(envelope: ParsedEnvelope, expiry: ExpiryRule): PhaseResul
   if (envelope.context !== undefined) plan.context = envelope.context;
   if (envelope.ifBlocked !== undefined) plan.ifBlocked = envelope.ifBlocked;
   return ok(plan);
+}
+
+/** A step naming the same dependency twice: refused, so what the agent sent is what is approved. */
+function duplicateDependencies(raw: ParsedEnvelope['steps'], steps: readonly Step[]): Diagnostic[] {
+  const problems: Diagnostic[] = [];
+  raw.forEach((step, index) => {
+    const seen = new Set<string>();
+    for (const [at, id] of (step.dependsOn ?? []).entries()) {
+      if (seen.has(id)) {
+        problems.push(
+          diagnostic('parse', 'invalid_field', `step ${steps[index]?.id}: dependsOn names ${id} twice`, {
+            stepId: steps[index]?.id,
+            path: ['steps', index, 'dependsOn', at],
+          }),
+        );
+      }
+      seen.add(id);
+    }
+  });
+  return problems;
 }
 
 /** UTF-8 byte length without encoding the text (it runs on every submission); lone surrogates count 3, as U+FFFD. */
