@@ -3,9 +3,10 @@
  * service and the tests project runs the same way.
  */
 import type { CountersignConfig } from '../config/config-types.ts';
+import { unmetDependencies } from '../pipeline/index.ts';
 import { type Authority, approversOf, awaitedSteps, blockedSteps, standingOf } from './rules.ts';
 import type { RunFields } from './store.ts';
-import type { ApprovalRecord, EscalatedPerson, RunView, StoredVersion } from './types.ts';
+import type { ApprovalRecord, EscalatedPerson, RunView, StepWait, StoredVersion } from './types.ts';
 
 /** What a projection reads of the config. */
 export type AuthorityConfig = Pick<CountersignConfig, 'groups' | 'escalation'> & {
@@ -100,5 +101,25 @@ export function projectRun(config: AuthorityConfig, runId: string, state: RunSta
     ...(fields.escalatedAt === undefined ? {} : { escalatedAt: fields.escalatedAt }),
     ...(fields.chainStep === undefined ? {} : { chainStep: fields.chainStep }),
     createdAt: fields.createdAt,
+    released: {},
+    waiting: fields.status === 'pending' ? waitingOf(current, standing, new Set()) : {},
   };
+}
+
+/** What each step of a pending version waits for, given the steps reported applied. */
+export function waitingOf(
+  current: StoredVersion,
+  standing: RunView['standing'],
+  applied: ReadonlySet<string>,
+): Record<string, StepWait> {
+  return Object.fromEntries(
+    current.plan.steps.map((step) => [
+      step.id,
+      {
+        approvals: step.route.kind === 'review' && standing[step.id]?.satisfied !== true,
+        dependencies: unmetDependencies(step, applied),
+        plan: step.route.kind === 'block' || step.route.continue !== true,
+      },
+    ]),
+  );
 }

@@ -119,6 +119,31 @@ export interface RunView {
   /** The last escalation chain step that fired, and for which version (absent before the first). */
   readonly chainStep?: { readonly version: number; readonly step: string };
   readonly createdAt: number;
+  /**
+   * Steps released to the agent before the plan was decided (issue "Plans with dependencies"), by
+   * step id: when (ms, Redis's time) and in which version. Empty when none were.
+   */
+  readonly released: Readonly<Record<string, StepRelease>>;
+  /**
+   * For each step of the current version that is neither released nor decided, what it still waits
+   * for. Absent for a decided run.
+   */
+  readonly waiting: Readonly<Record<string, StepWait>>;
+}
+
+export interface StepRelease {
+  readonly at: number;
+  readonly version: number;
+}
+
+/** What keeps a step from running yet; every reason that holds, not only the first. */
+export interface StepWait {
+  /** Its own approvals are not complete. */
+  readonly approvals: boolean;
+  /** Steps it depends on that have not been reported applied, in the order it names them. */
+  readonly dependencies: readonly string[];
+  /** It is not a `continue` step, so it runs only once the whole plan is approved. */
+  readonly plan: boolean;
 }
 
 export type OutcomeStatus = 'applying' | 'applied' | 'failed' | 'uncertain';
