@@ -23,6 +23,11 @@ export interface RunKeys {
   readonly messages: string;
   /** Hash: stepId → outcome JSON reported by the agent. */
   readonly outcomes: string;
+  /**
+   * Hash: stepId → the signed release (JSON `Release`, pipeline/decision.ts) of a step released before
+   * the plan was decided. Written in the commit that releases the step; never removed or changed.
+   */
+  readonly releases: string;
 }
 
 export interface Keys {
@@ -45,6 +50,8 @@ export interface Keys {
   feed(agent: string): string;
   /** Pub/sub channel announcing that an agent's feed has a new entry. */
   feedChannel(agent: string): string;
+  /** Pub/sub channel announcing, with the run id as the message, that one of an agent's runs released a step. */
+  releasedChannel(agent: string): string;
   /** Submission nonces, for replay refusal: `nonce(agent, nonce)`. */
   nonce(agent: string, nonce: string): string;
 }
@@ -65,6 +72,7 @@ export function createKeys(prefix = 'cs'): Keys {
         decision: `${base}:decision`,
         messages: `${base}:messages`,
         outcomes: `${base}:outcomes`,
+        releases: `${base}:releases`,
       };
     },
     pending: `${prefix}:index:pending`,
@@ -74,6 +82,7 @@ export function createKeys(prefix = 'cs'): Keys {
     decided: (agent) => `${prefix}:decided:${agent}`,
     feed: (agent) => `${prefix}:feed:${agent}`,
     feedChannel: (agent) => `${prefix}:feed-updated:${agent}`,
+    releasedChannel: (agent) => `${prefix}:released:${agent}`,
     nonce: (agent, nonce) => `${prefix}:nonce:${agent}:${nonce}`,
   };
 }
