@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { AgentClient } from '../src/client/index.ts';
 import { type CountersignConfig, isConfigError } from '../src/config/index.ts';
 import { loadConfig } from '../src/config/load.ts';
@@ -59,7 +60,20 @@ async function gatewayServer(
     Object.entries(inherited).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
   const downstream = new Client({ name: 'countersign-gateway', version: '0.1.0' });
-  await downstream.connect(new StdioClientTransport({ command: program, args, env, stderr: 'inherit' }));
+  try {
+    await downstream.connect(new StdioClientTransport({ command: program, args, env, stderr: 'inherit' }));
+  } catch (error) {
+    // A command that does not start, or exits before answering initialize (a typo, not an MCP server).
+    const code = (error as { code?: unknown }).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such command'
+        : code === ErrorCode.ConnectionClosed
+          ? 'it exited before answering initialize'
+          : String(error);
+    console.error(`countersign mcp: the downstream MCP server (${command.join(' ')}) did not start: ${why}`);
+    process.exit(1);
+  }
   downstream.onclose = () => {
     console.error('countersign mcp: the downstream MCP server exited');
     process.exit(1);

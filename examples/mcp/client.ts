@@ -6,7 +6,8 @@
  *   npx tsx examples/mcp/client.ts list -- npm run -s mcp
  *   npx tsx examples/mcp/client.ts call get_decision '{"run_id":"…","wait_seconds":0}' -- npm run -s mcp
  *
- * Exits 0, or 1 when the tool answered an error (`isError`).
+ * stdout is the answer alone (each text item on its own line), so a JSON answer can be piped to a
+ * file and parsed. Exits 0, or 1 when the tool answered an error (`isError`), said on stderr.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -41,7 +42,7 @@ if (action === 'list') {
   for (const item of result.content as { type: string; text?: string }[]) {
     console.log(item.type === 'text' ? item.text : JSON.stringify(item));
   }
-  if (failed) console.log('(isError: true)');
+  if (failed) console.error('(isError: true)');
 }
 await client.close();
 process.exit(failed ? 1 : 0);
