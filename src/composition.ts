@@ -20,7 +20,7 @@ import {
  */
 export function openConnections(url: string, outages: RedisOutages) {
   return {
-    redis: createRedisConnection(url, { role: 'client', name: 'countersign', outages, autoPipelining: true }),
+    redis: createRedisConnection(url, { role: 'client', name: 'countersign', outages }),
     queues: createRedisConnection(url, { role: 'client', name: 'countersign-queues', outages }),
     timersWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-timers', outages }),
     webhooksWorker: createRedisConnection(url, { role: 'worker', name: 'countersign-webhooks', outages }),

@@ -23,11 +23,6 @@ export interface ConnectionOptions {
    * tracker of its own writing plain lines to stderr).
    */
   readonly outages?: RedisOutages;
-  /**
-   * Send the commands issued in one tick as one write (ioredis' `enableAutoPipelining`): for a
-   * connection many concurrent tasks issue small commands on, where each write is a system call.
-   */
-  readonly autoPipelining?: boolean;
 }
 
 /** Retries per command before a client-role connection gives up (ioredis' default). */
@@ -44,7 +39,6 @@ export function createRedisConnection(url: string, options: ConnectionOptions): 
     maxRetriesPerRequest: options.role === 'worker' ? null : CLIENT_RETRIES_PER_REQUEST,
     ...(options.name === undefined ? {} : { connectionName: options.name }),
     ...(options.offlineQueue === false ? { enableOfflineQueue: false, maxRetriesPerRequest: 0 } : {}),
-    ...(options.autoPipelining === true ? { enableAutoPipelining: true } : {}),
   });
   const outages = options.outages ?? new RedisOutages(consoleOutageLog);
   outages.watch(connection, options.name ?? 'redis');
