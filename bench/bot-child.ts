@@ -19,6 +19,11 @@ export interface BenchChild {
   cpu(): Promise<number>;
   /** Stops it cleanly (SIGKILL after 15 s). */
   stop(): Promise<void>;
+  /**
+   * A diagnosis, never a figure (bench/bot-process.ts only): starts V8's CPU profiler in the child; the returned function stops
+   * it and writes the window's profile to `path` (a .cpuprofile, for Chrome's DevTools or speedscope).
+   */
+  profile(): Promise<(path: string) => Promise<void>>;
 }
 
 /** The bot's child process. */
@@ -85,7 +90,18 @@ export async function startBenchChild(
     return Number(await answer);
   };
   await reply(field('ready'), 'ready');
+  const profile = async () => {
+    const started = reply(field('profiling'), 'profiling');
+    child.send({ profile: 'start' });
+    await started;
+    return async (path: string) => {
+      const written = reply(field('profiled'), 'profiled');
+      child.send({ profile: 'stop', path });
+      await written;
+    };
+  };
   return {
+    profile,
     rss: () => ask('rss'),
     heap: () => ask('heap'),
     cpu: () => ask('cpu'),

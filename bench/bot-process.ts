@@ -4,9 +4,12 @@
  * SLACK_SIGNING_SECRET, PORT, AGENT_SECRET, and BENCH_CONFIG (optional: a name in `BENCH_CONFIGS`,
  * default `freight`). Sends `{ ready: true }` over IPC once listening; answers `'rss'` with its resident
  * set size in bytes, `'heap'` with V8's heap in use (garbage included) and `'cpu'` with the CPU time it
- * has used (user + system, ms); stops cleanly on `'stop'`
+ * has used (user + system, ms); profiles a window on `{ profile: 'start' }` … `{ profile: 'stop', path }`
+ * (a diagnosis); stops cleanly on `'stop'`
  * and exits.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { FREIGHT_AGENT } from '../examples/freight/plans.ts';
 import { DEFAULT_BOT_TOKEN } from '../src/emulator/index.ts';
 import { startCountersign } from '../src/main.ts';
@@ -39,7 +42,27 @@ const countersign = await startCountersign({
   logLevel: 'error',
   collectWhenIdle: true,
 });
+let profiler: Session | undefined;
 process.on('message', (message) => {
+  // A diagnosis, never a figure: a CPU profile of a window the parent chooses ({ profile: 'start' },
+  // then { profile: 'stop', path }), written as a .cpuprofile.
+  if (typeof message === 'object' && message !== null && 'profile' in message) {
+    const { profile, path } = message as { profile: string; path?: string };
+    void (async () => {
+      if (profile === 'start') {
+        profiler = new Session();
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+        process.send?.({ profiling: true });
+      } else if (profiler !== undefined && path !== undefined) {
+        const { profile: taken } = await profiler.post('Profiler.stop');
+        writeFileSync(path, JSON.stringify(taken));
+        profiler.disconnect();
+        process.send?.({ profiled: path });
+      }
+    })();
+  }
   if (message === 'rss') process.send?.({ rss: process.memoryUsage().rss });
   if (message === 'heap') process.send?.({ heap: process.memoryUsage().heapUsed });
   if (message === 'cpu') {

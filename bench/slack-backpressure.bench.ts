@@ -141,6 +141,10 @@ export const slackBackpressureBenchmark: Benchmark = {
       await sleep(expiresAt - 500 - Date.now());
       // The bot's CPU from just before expiresAt until the last expired decision is out (the clicks
       // of that time included): the work an expiry costs, which decides how fast a storm clears.
+      // BENCH_STORM_PROFILE=<file.cpuprofile>: the bot's CPU profile of the same window (a diagnosis;
+      // the profiler's own cost is in that run's figures).
+      const profilePath = process.env.BENCH_STORM_PROFILE;
+      const stopProfile = profilePath === undefined ? undefined : await bot.profile();
       const cpuBefore = await bot.cpu();
       let stormCpuMs: number | undefined;
       void until(
@@ -150,6 +154,7 @@ export const slackBackpressureBenchmark: Benchmark = {
       )
         .then(async () => {
           stormCpuMs = (await bot.cpu()) - cpuBefore;
+          if (stopProfile !== undefined && profilePath !== undefined) await stopProfile(profilePath);
         })
         .catch(() => {});
       await sleep(expiresAt - Date.now());
