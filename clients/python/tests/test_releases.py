@@ -9,6 +9,7 @@ import copy
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from conftest import read_vectors
 from test_transport import AGENT, SECRET, StandIn, jwks_of, stand_in  # noqa: F401 - the fixture
 
 from countersign import Client, DecisionTimeout, VerificationError, canonical_json, plan_digest, step_digest
@@ -143,3 +144,15 @@ def test_reads_the_releases_as_sent(stand_in: StandIn) -> None:
     assert client(stand_in.url).get_releases(RUN) == {"runId": RUN, "status": "pending", "releases": [mine]}
     assert stand_in.seen[0].target == f"/v1/runs/{RUN}/releases?after=0&wait=0"
     assert stand_in.seen[0].signed_correctly
+
+
+def test_the_published_release_vector_releases_its_step_once_its_dependency_is_applied(stand_in: StandIn) -> None:
+    (vector,) = [case for case in read_vectors("receipts.json")["valid"] if case["decision"].get("kind") == "release"]
+    release = {**vector["decision"], "receipt": vector["receipt"]}
+    agent = Client(stand_in.url, AGENT, SECRET, public_keys=vector["jwks"], clock=lambda: NOW, attempts=1)
+    step = next(s for s in release["plan"]["steps"] if s["id"] == release["stepId"])
+    stand_in.script = [status_with([]), status_with(["s1"])]
+    with pytest.raises(VerificationError, match="depends on s1"):
+        agent.verify_step(release, step)
+    assert agent.verify_step(release, step).step["id"] == "s2"
+    assert stand_in.seen[0].target == f"/v1/runs/{release['runId']}"
