@@ -7,15 +7,18 @@ import {
   CountersignError,
   DEFAULT_LIMITS,
   type Decision,
+  type Grant,
   ID_PATTERN,
+  isRelease,
   type JsonObject,
   keysFromJwks,
   type PlanLimits,
   type ReceiptKeys,
   RUN_ID_PATTERN,
+  type StepToRun,
   type StepVerification,
   verifyDecisionStep,
-  verifyReceipt,
+  verifyReceiptWith,
 } from '../pipeline/index.ts';
 import {
   feedSchema,
@@ -54,7 +57,7 @@ import { type OutcomeReport, reportStepOutcome } from './outcome-report.ts';
 import { buildPlanText, type SubmitInput } from './plan-input.ts';
 import { jwksKeySource, pinnedKeySource, pinnedReceiptKeys, type ReceiptKeySource } from './receipt-keys.ts';
 import { createRunIdGenerator } from './run-id.ts';
-import { parseDecision } from './wire-read.ts';
+import { parseDecision, parseReleases, type ReleasesRead } from './wire-read.ts';
 
 const DEFAULT_TIMEOUT_MS = 10 * 60_000;
 /** A long poll answered sooner than this was not held by the server. */
@@ -191,10 +194,62 @@ export class AgentClient {
   async waitForDecision(runId: string, options: WaitOptions = {}): Promise<Decision> {
     this.assertOpen();
     assertRunId(runId);
+    return this.poll(runId, options, undefined, (waitSeconds, signal) =>
+      this.readDecision(runId, waitSeconds, signal),
+    );
+  }
+
+  /**
+   * The run's releases so far (`GET /v1/runs/{id}/releases`): each step released before the plan is
+   * decided, as its signed release, oldest first; and the run's status — once it is not `pending`,
+   * no more come and its decision is there. No waiting.
+   * @example const { releases } = await client.getReleases(runId);
+   */
+  async getReleases(runId: string): Promise<ReleasesRead> {
+    this.assertOpen();
+    assertRunId(runId);
+    return this.readReleases(runId, 0, 0);
+  }
+
+  /**
+   * Resolves with what lets `stepId` run, as soon as there is one: its release (a `continue` step
+   * whose approvals are complete and whose dependencies are applied, released before the plan is
+   * decided), or else the run's decision once it is made — which approves the step, or says why it
+   * will not run (`verifyStep` tells). Long polls of up to 60 s each; rejects as `waitForDecision`
+   * does (`DecisionTimeoutError` after `timeoutMs`, `WaitAbortedError` on `signal`).
+   * @example
+   * const grant = await client.waitForRelease(runId, 's1', { timeoutMs: 600_000 });
+   * const check = await client.verifyStep(grant, step);
+   */
+  async waitForRelease(runId: string, stepId: string, options: WaitOptions = {}): Promise<Grant> {
+    this.assertOpen();
+    assertRunId(runId);
+    let held = 0;
+    return this.poll(runId, options, stepId, async (waitSeconds, signal) => {
+      const read = await this.readReleases(runId, held, waitSeconds, signal);
+      const release = read.releases.find((candidate) => candidate.stepId === stepId);
+      if (release !== undefined) return release;
+      held = read.releases.length;
+      if (read.status === 'pending') return undefined;
+      return this.readDecision(runId, 0, signal);
+    });
+  }
+
+  /**
+   * Long polls `read` until it answers, with the timeout, abort and retry rules of `waitForDecision`.
+   * `stepId` names what is awaited in a timeout (a release of it, or the decision).
+   */
+  private async poll<T>(
+    runId: string,
+    options: WaitOptions,
+    stepId: string | undefined,
+    read: (waitSeconds: number, signal: AbortSignal) => Promise<T | undefined>,
+  ): Promise<T> {
     const { signal } = options;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const deadline = performance.now() + timeoutMs;
     const aborted = () => new WaitAbortedError(runId, signal?.reason);
+    const timedOut = (cause: unknown) => new DecisionTimeoutError(runId, timeoutMs, cause, stepId);
     // A pause ended by the caller's signal is the caller's abort, not a failure.
     const pause = (ms: number) =>
       sleep(ms, this.closing.signal, signal).catch((error: unknown) => {
@@ -204,26 +259,23 @@ export class AgentClient {
     for (let failures = 0, early = 0; ; ) {
       if (signal?.aborted) throw aborted();
       const remaining = deadline - performance.now();
-      if (remaining <= 0) throw new DecisionTimeoutError(runId, timeoutMs, lastError);
+      if (remaining <= 0) throw timedOut(lastError);
       // The poll is cut at the deadline: its wait is whole seconds, the timeout need not be.
       const deadlineSignal = AbortSignal.timeout(Math.ceil(remaining));
       const started = performance.now();
       try {
-        const decision = await this.readDecision(
-          runId,
+        const answer = await read(
           Math.min(MAX_WAIT_SECONDS, Math.ceil(remaining / 1000)),
           signal === undefined ? deadlineSignal : AbortSignal.any([deadlineSignal, signal]),
         );
-        if (decision !== undefined) return decision;
+        if (answer !== undefined) return answer;
         failures = 0;
         // A server (or a proxy) that answers pending without waiting must not be polled in a tight loop.
         early = performance.now() - started < EARLY_ANSWER_MS ? early + 1 : 0;
         if (early > 0) await pause(Math.min(backoffMs(early, this.retry), remaining));
       } catch (error) {
         if (signal?.aborted && !this.closing.signal.aborted) throw aborted();
-        if (deadlineSignal.aborted && !this.closing.signal.aborted) {
-          throw new DecisionTimeoutError(runId, timeoutMs, lastError);
-        }
+        if (deadlineSignal.aborted && !this.closing.signal.aborted) throw timedOut(lastError);
         if (!isRequestError(error) || !error.retriable) throw error;
         lastError = error;
         this.onError(error);
@@ -263,36 +315,57 @@ export class AgentClient {
 
   /**
    * The gate in front of an effect; call it right before executing `step`, with the exact tool and
-   * args about to run. Checks that the receipt is Countersign's signature (with the pinned keys, or
-   * the JWKS — fetched on first use, and again when a receipt names a key it does not list, as after
-   * a rotation), that the decision is this agent's, that the run was approved and has not expired,
-   * that the plan matches its digest, and that `step` is exactly the approved step. Asynchronous
-   * because the keys may have to be fetched; throws `RequestError` only when they cannot be.
+   * args about to run. `grant` is the run's decision, or the step's release (`waitForRelease`). Checks
+   * that the receipt is Countersign's signature (with the pinned keys, or the JWKS — fetched on first
+   * use, and again when a receipt names a key it does not list, as after a rotation), that the grant
+   * is this agent's, that it covers the step (an approved decision, or this step's release:
+   * `not_approved` / `not_released`), that the plan has not expired and matches its digest, that
+   * `step` is exactly the approved step — and, when the step depends on others, asks Countersign which
+   * steps are reported applied (`GET /v1/runs/{id}`) and refuses while one is not
+   * (`dependency_not_applied`, naming it; also when Countersign cannot be asked). A step without
+   * dependencies costs no request beyond the keys. Throws `RequestError` only when the keys cannot
+   * be fetched.
    * @example
    * const check = await client.verifyStep(decision, step);
    * if (!check.ok) throw new Error(`not running ${step.id}: ${check.message}`);
    */
   async verifyStep(
-    decision: Decision,
-    step: { readonly id: string; readonly tool: string; readonly args: JsonObject },
+    grant: Grant,
+    step: StepToRun,
     options: { readonly now?: number } = {},
   ): Promise<StepVerification> {
     this.assertOpen();
     let keys = await this.keySource.keys();
-    const receipt = verifyReceipt(decision, keys);
-    if (!receipt.ok && receipt.reason === 'unknown_kid') {
+    const now = options.now ?? this.clock();
+    const { receipt, ...unsigned } = grant;
+    const verified = verifyReceiptWith(unsigned as unknown as JsonObject, receipt, keys);
+    if (!verified.ok && verified.reason === 'unknown_kid') {
       keys = (await this.keySource.refreshForUnknownKid()) ?? keys;
     }
-    const check = verifyDecisionStep(decision, step, keys, options.now ?? this.clock());
-    if (check.ok && (decision.agent !== this.agent || decision.plan?.agent !== this.agent)) {
+    const check = verifyDecisionStep(grant, step, keys, now);
+    const agent = [grant.agent, grant.plan?.agent].find((name) => name !== this.agent);
+    if (agent !== undefined && (check.ok || check.reason === 'dependency_not_applied')) {
       // Countersign's keys sign every agent's decisions: one approved for another agent approves nothing here.
+      const what = isRelease(grant) ? 'release' : 'decision';
       return {
         ok: false,
-        reason: 'not_approved',
-        message: `the decision is for agent ${JSON.stringify(decision.agent)}: it approves nothing for ${JSON.stringify(this.agent)}`,
+        reason: isRelease(grant) ? 'not_released' : 'not_approved',
+        message: `the ${what} is for agent ${JSON.stringify(agent)}: it ${isRelease(grant) ? 'releases' : 'approves'} nothing for ${JSON.stringify(this.agent)}`,
       };
     }
-    return check;
+    // Every other check passed and only dependencies are left: ask which steps are applied.
+    if (check.ok || check.reason !== 'dependency_not_applied') return check;
+    let applied: ReadonlySet<string>;
+    try {
+      applied = new Set((await this.getRun(grant.runId)).applied);
+    } catch (error) {
+      return {
+        ok: false,
+        reason: 'dependency_not_applied',
+        message: `step ${step.id} depends on other steps, and Countersign could not be asked which are applied (${error instanceof Error ? error.message : String(error)}): not running it`,
+      };
+    }
+    return verifyDecisionStep(grant, step, keys, now, applied);
   }
 
   /**
@@ -360,6 +433,28 @@ export class AgentClient {
       return undefined;
     }
     throw this.http.refusal(request, answer);
+  }
+
+  /** One read of the run's releases, held while the run is pending with no more than `after`. */
+  private async readReleases(
+    runId: string,
+    after: number,
+    waitSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<ReleasesRead> {
+    const request: HttpRequest = {
+      method: 'GET',
+      path: PATHS.releases(runId, after, waitSeconds),
+      waitSeconds,
+      ...(signal === undefined ? {} : { signal }),
+    };
+    const answer = await this.http.request(request);
+    if (answer.status !== 200) throw this.http.refusal(request, answer);
+    const read = this.read(request, answer, { parse: parseReleases });
+    if (read.runId !== runId) {
+      throw this.http.badResponse(request, answer.status, `it names run ${read.runId}, not ${runId}`);
+    }
+    return read;
   }
 
   private async readFeed(after: string | undefined, signal: AbortSignal): Promise<FeedPage> {

@@ -61,7 +61,10 @@ export function isSubmissionError(error: unknown): error is SubmissionError {
   return error instanceof SubmissionError;
 }
 
-/** `waitForDecision` gave up: nobody decided within `timeoutMs`. The run is still open. */
+/**
+ * `waitForDecision` (or `waitForRelease`) gave up: nobody decided (nor released the step) within
+ * `timeoutMs`. The run is still open.
+ */
 export class DecisionTimeoutError extends Error implements CodedError {
   override readonly name = 'DecisionTimeoutError';
   readonly code = 'decision_timeout';
@@ -70,9 +73,11 @@ export class DecisionTimeoutError extends Error implements CodedError {
     readonly timeoutMs: number,
     /** The last failed request, when the server could not be reached at the end. */
     cause?: unknown,
+    /** The step `waitForRelease` waited for. */
+    readonly stepId?: string,
   ) {
     super(
-      `no decision on run ${runId} within ${timeoutMs} ms (the run is still open)`,
+      `no ${stepId === undefined ? '' : `release of step ${stepId} nor `}decision on run ${runId} within ${timeoutMs} ms (the run is still open)`,
       cause === undefined ? undefined : { cause },
     );
   }

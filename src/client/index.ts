@@ -2,8 +2,17 @@
  * The agent client: submit plans to Countersign over HTTP, await decisions, verify each step before
  * its effect with Countersign's public keys, report outcomes (docs/agent-client.md, docs/http-api.md).
  */
-export type { Decision, DecisionStep, ReceiptKeys, StepVerification } from '../pipeline/index.ts';
-export { keysFromJwks, verifyDecisionStep } from '../pipeline/index.ts';
+export type {
+  Decision,
+  DecisionStep,
+  Grant,
+  ReceiptKeys,
+  Release,
+  ReleasedStep,
+  StepToRun,
+  StepVerification,
+} from '../pipeline/index.ts';
+export { isRelease, keysFromJwks, verifyDecisionStep } from '../pipeline/index.ts';
 export { signedHeaders, verifySignedRequest } from '../protocol/index.ts';
 export { AgentClient } from './agent-client.ts';
 export type {
@@ -21,3 +30,4 @@ export { buildPlanText, type PlanStepInput, type SubmitInput } from './plan-inpu
 export { type PublicKeysInput, pinnedReceiptKeys } from './receipt-keys.ts';
 export { createRunIdGenerator } from './run-id.ts';
 export { type HeaderSource, verifyWebhook, type WebhookCheck } from './webhook.ts';
+export type { ReleasesRead } from './wire-read.ts';

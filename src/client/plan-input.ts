@@ -19,6 +19,11 @@ export interface PlanStepInput {
   readonly id?: string;
   readonly tool: string;
   readonly args: Readonly<Record<string, unknown>>;
+  /**
+   * Ids of the steps whose effects this one needs applied first (docs/agent-client.md, "Plans with
+   * dependencies"). Order in the list implies no dependency.
+   */
+  readonly dependsOn?: readonly string[];
 }
 
 export interface SubmitInput {
@@ -55,7 +60,12 @@ export interface PlanEnvelopeInput {
   readonly expiresAt?: string;
   readonly expiresIn?: string;
   readonly ifBlocked?: IfBlocked;
-  readonly steps: readonly { readonly id?: string; readonly tool: string; readonly args: JsonObject }[];
+  readonly steps: readonly {
+    readonly id?: string;
+    readonly tool: string;
+    readonly args: JsonObject;
+    readonly dependsOn?: readonly string[];
+  }[];
 }
 
 export type PlanTextResult =

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApprovalService, DecisionFeed, RunView } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
 import type { ErrorReporter } from '../log.ts';
+import type { Release } from '../pipeline/index.ts';
 import type { DecisionWaiters } from './decision-waiters.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
@@ -14,8 +15,17 @@ export interface GatewayMetrics {
   refused(reason: string): void;
 }
 
+/** What the gateway reads of releases (src/approvals/releases-read.ts over the server's Redis). */
+export interface ReleaseReads {
+  /** The run's signed releases, oldest first; empty when none. */
+  read(runId: string): Promise<readonly Release[]>;
+  /** The ids of the run's steps reported applied. */
+  applied(runId: string): Promise<ReadonlySet<string>>;
+}
+
 export interface GatewayDeps {
   readonly approvals: ApprovalService;
+  readonly releases: ReleaseReads;
   readonly feed: DecisionFeed;
   readonly waiters: DecisionWaiters;
   readonly config: CountersignConfig;

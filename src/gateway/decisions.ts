@@ -59,7 +59,7 @@ export async function decisionFeed(deps: GatewayDeps, request: AgentRequest): Pr
 }
 
 /** `wait` in seconds, 0 when absent; undefined when it is not a number from 0 to 60. */
-function waitSeconds(request: AgentRequest): number | undefined {
+export function waitSeconds(request: AgentRequest): number | undefined {
   const text = request.query.get('wait');
   if (text === null) return 0;
   if (!/^\d{1,2}(\.\d{1,3})?$/.test(text)) return undefined;
@@ -67,6 +67,6 @@ function waitSeconds(request: AgentRequest): number | undefined {
   return seconds <= MAX_WAIT_SECONDS ? seconds : undefined;
 }
 
-function badWait(request: AgentRequest): void {
+export function badWait(request: AgentRequest): void {
   sendError(request.res, 'invalid_request', `wait must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}`);
 }

@@ -14,9 +14,10 @@ import { decisionFeed, runDecision } from './decisions.ts';
 import { readBody, sendError, sendJson } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { reportOutcome } from './outcomes.ts';
+import { runReleases } from './releases.ts';
 import { runStatus, submitRun } from './runs.ts';
 
-export type { GatewayDeps, GatewayMetrics } from './context.ts';
+export type { GatewayDeps, GatewayMetrics, ReleaseReads } from './context.ts';
 export { DecisionWaiters } from './decision-waiters.ts';
 export { RateLimiter } from './rate-limit.ts';
 
@@ -58,6 +59,14 @@ const ROUTES: readonly Route[] = [
     pattern: new RegExp(`^/v1/runs/${SEGMENT}/decision$`),
     params: ['runId'],
     handler: runDecision,
+    maxBody: () => SMALL_BODY,
+  },
+  {
+    name: 'releases',
+    method: 'GET',
+    pattern: new RegExp(`^/v1/runs/${SEGMENT}/releases$`),
+    params: ['runId'],
+    handler: runReleases,
     maxBody: () => SMALL_BODY,
   },
   {

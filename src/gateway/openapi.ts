@@ -11,6 +11,7 @@ import {
   outcomeAnswerSchema,
   outcomeBodySchema,
   pendingSchema,
+  releasesSchema,
   runStatusSchema,
   submitAcceptedSchema,
   submitBodySchema,
@@ -24,6 +25,7 @@ const SCHEMAS = {
   RunStatus: runStatusSchema,
   Decision: decisionSchema,
   DecisionPending: pendingSchema,
+  Releases: releasesSchema,
   OutcomeReport: outcomeBodySchema,
   StepOutcome: outcomeAnswerSchema,
   DecisionFeed: feedSchema,
@@ -118,7 +120,8 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       },
       '/v1/runs/{runId}': {
         get: {
-          summary: 'A run: status, current version, digests, steps still awaiting approval.',
+          summary:
+            'A run: status, current version, digests, steps still awaiting approval; each step’s dependencies, release and outcome; the steps applied.',
           security: signed,
           parameters: [runId],
           responses: { '200': json('RunStatus', 'the run'), ...refusals(401, 404, 429) },
@@ -136,9 +139,32 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
           },
         },
       },
+      '/v1/runs/{runId}/releases': {
+        get: {
+          summary:
+            'The steps released before the run is decided, each as its signed release, oldest first; long-polled until there are more than `after` or the run is decided.',
+          security: signed,
+          parameters: [
+            runId,
+            {
+              name: 'after',
+              in: 'query',
+              required: false,
+              description: 'How many releases the caller holds already (default 0)',
+              schema: { type: 'integer', minimum: 0 },
+            },
+            wait,
+          ],
+          responses: {
+            '200': json('Releases', 'the run’s status and its releases (possibly none)'),
+            ...refusals(400, 401, 404, 429),
+          },
+        },
+      },
       '/v1/runs/{runId}/steps/{stepId}/outcome': {
         post: {
-          summary: 'Report a step’s outcome; `applying` claims the step.',
+          summary:
+            'Report a step’s outcome; `applying` claims the step. Allowed once the run is approved, or for a step released before.',
           security: signed,
           parameters: [runId, { name: 'stepId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: { required: true, content: { 'application/json': { schema: ref('OutcomeReport') } } },
@@ -162,7 +188,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       },
       '/.well-known/jwks.json': {
         get: {
-          summary: 'The public keys that verify decision receipts (current and previous).',
+          summary: 'The public keys that verify decision and release receipts (current and previous).',
           responses: { '200': json('JWKS', 'RFC 8037 OKP/Ed25519 keys with kid') },
         },
       },

@@ -44,7 +44,9 @@ export async function reportOutcome(deps: GatewayDeps, request: AgentRequest): P
       return sendError(
         res,
         'not_approved',
-        `run ${runId} is ${result.status}, not approved: nothing may run`,
+        result.status === 'pending'
+          ? `run ${runId} is pending and step ${stepId.slice(0, 64)} was not released: it may not run yet`
+          : `run ${runId} is ${result.status}, not approved: nothing may run`,
       );
     case 'unknown_step':
       return sendError(

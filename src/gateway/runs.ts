@@ -1,6 +1,7 @@
 /**
  * `POST /v1/runs` and `GET /v1/runs/{runId}`: a plan is validated before the answer and stored as v1
- * (idempotent on runId); a run's status is readable by its own agent only.
+ * (idempotent on runId); a run's status — with each step's dependencies, release and reported outcome,
+ * and the steps applied — is readable by its own agent only.
  */
 import { isJsonObject, parseStrictJson, RUN_ID_PATTERN, validate } from '../pipeline/index.ts';
 import type { RunStatusBody, SubmitAccepted, SubmitInvalid } from '../protocol/index.ts';
@@ -73,12 +74,20 @@ export async function runStatus(deps: GatewayDeps, request: AgentRequest): Promi
       planDigest: null,
       expiresAt: null,
       steps: [],
+      applied: [],
       awaiting: [],
       decidedAt: decision?.decidedAt ?? null,
       decidedBy: null,
     };
     return sendJson(res, 200, answer);
   }
+  const [releases, outcomes, applied] = await Promise.all([
+    deps.releases.read(runId),
+    deps.approvals.getOutcomes(runId),
+    deps.releases.applied(runId),
+  ]);
+  const releasedAt = new Map(releases.map((release) => [release.stepId, release.releasedAt]));
+  const outcomeOf = new Map(outcomes.map((outcome) => [outcome.stepId, outcome.status]));
   const answer: RunStatusBody = {
     runId,
     agent,
@@ -97,8 +106,12 @@ export async function runStatus(deps: GatewayDeps, request: AgentRequest): Promi
           standing === undefined
             ? null
             : { have: standing.have, need: standing.need, satisfied: standing.satisfied },
+        dependsOn: [...(step.dependsOn ?? [])],
+        released: releasedAt.get(step.id) ?? null,
+        outcome: outcomeOf.get(step.id) ?? null,
       };
     }),
+    applied: [...applied].sort(),
     awaiting: run.awaiting.map(({ stepId, group, have, need }) => ({ stepId, group, have, need })),
     decidedAt: run.decidedAt === undefined ? null : new Date(run.decidedAt).toISOString(),
     decidedBy: run.decidedBy ?? null,

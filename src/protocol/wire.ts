@@ -9,6 +9,7 @@ import {
   isJsonObject,
   type JsonObject,
   PHASES,
+  type Release,
   RUN_ID_PATTERN,
 } from '../pipeline/index.ts';
 
@@ -18,6 +19,7 @@ const runId = z
   .regex(RUN_ID_PATTERN)
   .meta({ description: 'The run id (letters, digits, - and _).' });
 const isoTime = z.string().meta({ description: 'ISO 8601 UTC' });
+const stepIds = z.array(z.string());
 
 export const diagnosticSchema = z
   .object({
@@ -41,7 +43,17 @@ export const submitBodySchema = z
       description:
         'When policy blocks a step: "review" (default) posts the plan, "refuse" answers 422 at authorize (blocked) and posts nothing.',
     }),
-    steps: z.array(z.object({ id: z.string().optional(), tool: z.string(), args: jsonObject })),
+    steps: z.array(
+      z.object({
+        id: z.string().optional(),
+        tool: z.string(),
+        args: jsonObject,
+        dependsOn: stepIds.optional().meta({
+          description:
+            'Ids of the steps whose effects this one needs applied first (no cycles; order in the list implies none).',
+        }),
+      }),
+    ),
   })
   .meta({
     id: 'PlanSubmission',
@@ -78,8 +90,19 @@ export const runStatusSchema = z
         digest: z.string(),
         route: routeSchema,
         approvals: z.object({ have: z.number(), need: z.number(), satisfied: z.boolean() }).nullable(),
+        dependsOn: stepIds.meta({ description: 'The steps it depends on, sorted (empty when none).' }),
+        released: isoTime
+          .nullable()
+          .meta({ description: 'When it was released before the plan was decided; null when it was not.' }),
+        outcome: z
+          .enum(['applying', 'applied', 'failed', 'uncertain'])
+          .nullable()
+          .meta({ description: 'What the agent reported of it; null when nothing yet.' }),
       }),
     ),
+    applied: stepIds.meta({
+      description: 'The steps reported applied, sorted: what a step that depends on others waits for.',
+    }),
     awaiting: z.array(
       z.object({ stepId: z.string(), group: z.string(), have: z.number(), need: z.number() }),
     ),
@@ -92,6 +115,35 @@ export const receiptSchema = z
   .object({ alg: z.literal('EdDSA'), kid: z.string(), signature: z.string() })
   .meta({ id: 'Receipt', description: "Countersign's Ed25519 signature (docs/receipts.md)." });
 
+/** The plan version a decision or a release is about, exactly as approved (pipeline/decision.ts). */
+const decisionPlanSchema = z.looseObject({
+  runId: z.string(),
+  agent: z.string(),
+  expiresAt: z.string(),
+  digest: z.string(),
+  steps: z.array(
+    z.looseObject({
+      id: z.string(),
+      tool: z.string(),
+      args: jsonObject,
+      digest: z.string(),
+      route: routeSchema,
+      approvals: z.array(z.looseObject({ userId: z.string(), at: z.string() })),
+      provenance: z.looseObject({
+        by: z.enum(['agent', 'user']),
+        userId: z.string().nullable(),
+        version: z.number(),
+        change: z.enum(['added', 'changed']).nullable(),
+      }),
+      dependsOn: stepIds
+        .optional()
+        .meta({ description: 'The steps it depends on, sorted; absent when none.' }),
+    }),
+  ),
+});
+
+const reportedStatus = z.enum(['applying', 'applied', 'failed']);
+
 // Loose objects: fields a newer server adds are kept, so the receipt (over every field) still verifies.
 export const decisionSchema = z
   .looseObject({
@@ -99,39 +151,57 @@ export const decisionSchema = z
     agent: z.string(),
     status: z.enum(['approved', 'rejected', 'expired', 'invalid']),
     version: z.number().nullable(),
-    plan: z
-      .looseObject({
-        runId: z.string(),
-        agent: z.string(),
-        expiresAt: z.string(),
-        digest: z.string(),
-        steps: z.array(
-          z.looseObject({
-            id: z.string(),
-            tool: z.string(),
-            args: jsonObject,
-            digest: z.string(),
-            route: routeSchema,
-            approvals: z.array(z.looseObject({ userId: z.string(), at: z.string() })),
-            provenance: z.looseObject({
-              by: z.enum(['agent', 'user']),
-              userId: z.string().nullable(),
-              version: z.number(),
-              change: z.enum(['added', 'changed']).nullable(),
-            }),
-          }),
-        ),
-      })
-      .nullable(),
+    plan: decisionPlanSchema.nullable(),
     decidedAt: z.string(),
     decidedBy: z.string().nullable(),
     reason: z.string().nullable(),
     phase: z.enum(PHASES).nullable(),
     diagnostics: z.array(diagnosticSchema.loose()),
     configDigest: z.string(),
+    released: z
+      .array(
+        z.looseObject({
+          stepId: z.string(),
+          releasedAt: isoTime,
+          outcome: reportedStatus.nullable().meta({
+            description:
+              'What the agent had reported of the step when the run was decided; null when nothing.',
+          }),
+        }),
+      )
+      .optional()
+      .meta({ description: 'Steps released before the run was decided; absent when none were.' }),
     receipt: receiptSchema.loose(),
   })
   .meta({ id: 'Decision' });
+
+export const releaseSchema = z
+  .looseObject({
+    kind: z.literal('release'),
+    runId: z.string(),
+    agent: z.string(),
+    version: z.number(),
+    plan: decisionPlanSchema,
+    stepId: z.string().meta({ description: 'The one step this release lets run.' }),
+    releasedAt: isoTime,
+    configDigest: z.string(),
+    receipt: receiptSchema.loose(),
+  })
+  .meta({
+    id: 'Release',
+    description:
+      'One step released before the plan is decided (a `continue` step whose approvals are complete and whose dependencies are applied), signed like a decision (docs/receipts.md).',
+  });
+
+export const releasesSchema = z
+  .object({
+    runId,
+    status: z.enum(['pending', 'approved', 'rejected', 'expired', 'invalid']).meta({
+      description: 'The run now: once it is not pending no more releases come, and its decision is there.',
+    }),
+    releases: z.array(releaseSchema).meta({ description: 'Every release of the run so far, oldest first.' }),
+  })
+  .meta({ id: 'Releases' });
 
 export const pendingSchema = z
   .object({ runId, status: z.literal('pending') })
@@ -139,7 +209,7 @@ export const pendingSchema = z
 
 export const outcomeBodySchema = z
   .strictObject({
-    status: z.enum(['applying', 'applied', 'failed']),
+    status: reportedStatus,
     detail: z.string().max(2000).optional(),
   })
   .meta({ id: 'OutcomeReport' });
@@ -202,6 +272,9 @@ export type SubmitInvalid = Omit<z.output<typeof submitInvalidSchema>, 'diagnost
   readonly diagnostics: readonly Diagnostic[];
 };
 export type RunStatusBody = z.output<typeof runStatusSchema>;
+export type ReleasesBody = Omit<z.output<typeof releasesSchema>, 'releases'> & {
+  readonly releases: readonly Release[];
+};
 export type OutcomeBody = z.output<typeof outcomeBodySchema>;
 export type OutcomeAnswer = z.output<typeof outcomeAnswerSchema>;
 export type ErrorBody = z.output<typeof errorSchema>;
@@ -212,6 +285,13 @@ export const PATHS = {
   run: (id: string) => `/v1/runs/${encodeURIComponent(id)}`,
   decision: (id: string, waitSeconds?: number) =>
     `/v1/runs/${encodeURIComponent(id)}/decision${waitSeconds === undefined ? '' : `?wait=${waitSeconds}`}`,
+  releases: (id: string, after?: number, waitSeconds?: number) => {
+    const query = new URLSearchParams();
+    if (after !== undefined) query.set('after', String(after));
+    if (waitSeconds !== undefined) query.set('wait', String(waitSeconds));
+    const text = query.toString();
+    return `/v1/runs/${encodeURIComponent(id)}/releases${text === '' ? '' : `?${text}`}`;
+  },
   outcome: (id: string, stepId: string) =>
     `/v1/runs/${encodeURIComponent(id)}/steps/${encodeURIComponent(stepId)}/outcome`,
   decisions: (after?: string, waitSeconds?: number) => {

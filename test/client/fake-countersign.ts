@@ -183,7 +183,10 @@ export async function startFakeCountersign(options: FakeOptions = {}) {
       const runId = decodeURIComponent(match[1]!);
       const run = runs.get(runId);
       if (run === undefined || run.agent !== agent) return [404, refusal('not_found', `no run ${runId}`)];
-      if (method === 'GET' && match[2] === undefined) return [200, runStatus(runId, run)];
+      if (method === 'GET' && match[2] === undefined) {
+        const reported = [...outcomes.values()].filter((outcome) => outcome.runId === runId);
+        return [200, runStatus(runId, run, reported)];
+      }
       if (method === 'GET' && match[2] === '/decision') {
         await hold(wait, () => run.decision !== undefined, request);
         return run.decision === undefined ? [202, { runId, status: 'pending' }] : [200, run.decision];
@@ -357,8 +360,9 @@ function pick(report: { detail?: string }) {
   return report.detail === undefined ? {} : { detail: report.detail };
 }
 
-function runStatus(runId: string, run: Run) {
+function runStatus(runId: string, run: Run, reported: readonly { stepId: string; status: string }[]) {
   const decided = run.decision;
+  const outcomeOf = new Map(reported.map((outcome) => [outcome.stepId, outcome.status]));
   return {
     runId,
     agent: run.agent,
@@ -372,7 +376,11 @@ function runStatus(runId: string, run: Run) {
       digest: stepDigest(step),
       route: 'review',
       approvals: { have: decided ? 1 : 0, need: 1, satisfied: decided !== undefined },
+      dependsOn: [],
+      released: null,
+      outcome: outcomeOf.get(step.id ?? `s${index + 1}`) ?? null,
     })),
+    applied: reported.filter((outcome) => outcome.status === 'applied').map((outcome) => outcome.stepId),
     awaiting: [],
     decidedAt: decided?.decidedAt ?? null,
     decidedBy: decided?.decidedBy ?? null,

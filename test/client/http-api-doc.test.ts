@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../src/gateway/openapi.ts';
 import { requestSignature, signingText } from '../../src/protocol/index.ts';
 import { AGENT, type FakeCountersign, SECRET, startFakeCountersign } from './fake-countersign.ts';
 
@@ -26,6 +27,21 @@ async function have(...commands: string[]): Promise<boolean> {
 const shellTools = await have('bash', 'curl', 'openssl');
 
 describe('docs/http-api.md', () => {
+  it('lists every endpoint the server serves, and no other, in its table and with a section each', () => {
+    const paths = openApiDocument().paths as Record<string, Record<string, unknown>>;
+    const served = Object.entries(paths)
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
+      .sort();
+    const table = doc.slice(
+      doc.indexOf('| method and path'),
+      doc.indexOf('\n\n', doc.indexOf('| method and path')),
+    );
+    const listed = [...table.matchAll(/^\| `([A-Z]+ [^`?]+)(?:\?[^`]*)?` +\|/gm)].map((match) => match[1]!);
+    expect(listed.sort()).toEqual(served);
+    const sections = [...doc.matchAll(/^## .*`([A-Z]+ [^`?]+)(?:\?[^`]*)?`$/gm)].map((match) => match[1]!);
+    expect(served.filter((endpoint) => !sections.includes(endpoint))).toEqual(['GET /v1/openapi.json']);
+  });
+
   it('gives the signing text and signature the protocol computes in its worked example', () => {
     const secret = 'example-secret-do-not-use';
     const run = '019d47a8-6e00-7a3c-9f1e-4b2d8c0e1a77';

@@ -85,10 +85,14 @@ describe('published receipt vectors', () => {
     });
   });
 
-  it('cover approved, rejected and invalid decisions, rotation, and every failure reason', () => {
-    expect(new Set(vectors.valid.map((vector) => vector.decision.status))).toEqual(
-      new Set(['approved', 'rejected', 'invalid', 'expired']),
-    );
+  it('cover approved, rejected and invalid decisions, a release, rotation, and every failure reason', () => {
+    const releases = vectors.valid.filter((vector) => vector.decision.kind === 'release');
+    expect(releases).toHaveLength(1);
+    expect(
+      new Set(
+        vectors.valid.filter((vector) => !releases.includes(vector)).map((vector) => vector.decision.status),
+      ),
+    ).toEqual(new Set(['approved', 'rejected', 'invalid', 'expired']));
     expect(vectors.valid.some((vector) => vector.receipt.kid === vectors.keys.previous.jwk.kid)).toBe(true);
     expect(vectors.valid.some((vector) => /[^ -~]/.test(vector.canonical))).toBe(true);
     expect(new Set(vectors.invalid.map((vector) => vector.reason))).toEqual(

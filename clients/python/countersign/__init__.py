@@ -24,7 +24,17 @@ from .errors import (
 )
 from .receipts import ReceiptCheck, jwk_thumbprint, keys_from_jwks, verify_receipt
 from .signing import signature, signed_headers, signing_text
-from .wire import Decision, DecisionPlan, DecisionStep, Diagnostic, PlanStep, Provenance, Receipt
+from .wire import (
+    Decision,
+    DecisionPlan,
+    DecisionStep,
+    Diagnostic,
+    PlanStep,
+    Provenance,
+    Receipt,
+    Release,
+    ReleasedStep,
+)
 
 __version__ = "0.1.0"
 
@@ -51,6 +61,8 @@ __all__ = [
     "RateLimited",
     "Receipt",
     "ReceiptCheck",
+    "Release",
+    "ReleasedStep",
     "RequestError",
     "Submitted",
     "Unavailable",

@@ -35,7 +35,7 @@ from .errors import (
 )
 from .receipts import ReceiptKeys, keys_from_jwks, verify_receipt
 from .signing import signed_headers
-from .wire import Decision, DecisionStep, Provenance
+from .wire import Decision, DecisionStep, Provenance, Release
 
 __all__ = ["Client", "Outcome", "Submitted", "VerifiedStep", "new_run_id"]
 
@@ -241,16 +241,54 @@ class Client:
         agent's raises ``NotFound``.
         """
         _run_id(run_id)
+        return self._poll(run_id, timeout, None, lambda wait, deadline: self._read_decision(run_id, wait, deadline))
+
+    def get_releases(self, run_id: str) -> dict[str, Any]:
+        """The run's releases so far (``GET /v1/runs/{id}/releases``): ``{"runId", "status",
+        "releases"}`` — each step released before the plan is decided, as its signed release, oldest
+        first. Once ``status`` is not ``pending`` no more come and the run's decision is there."""
+        return self._read_releases(_run_id(run_id), 0, 0, None)
+
+    def wait_for_release(self, run_id: str, step_id: str, timeout: float = 600.0) -> Release | Decision:
+        """What lets ``step_id`` run, as soon as there is one: its release (a ``continue`` step whose
+        approvals are complete and whose dependencies are applied), or else the run's decision once
+        it is made — which approves the step, or says why it will not run (``verify_step`` tells).
+        Long polls as ``wait_for_decision``; raises ``DecisionTimeout`` (naming the step) after
+        ``timeout`` seconds."""
+        _run_id(run_id)
+        held = 0
+
+        def read(wait: int, deadline: float) -> Release | Decision | None:
+            nonlocal held
+            answer = self._read_releases(run_id, held, wait, deadline)
+            release = next((r for r in answer["releases"] if r.get("stepId") == step_id), None)
+            if release is not None:
+                return release  # type: ignore[no-any-return]  # verify_step checks it before anything runs
+            held = len(answer["releases"])
+            if answer["status"] == "pending":
+                return None
+            return self._read_decision(run_id, 0, deadline)
+
+        return self._poll(run_id, timeout, step_id, read)
+
+    def _poll(
+        self,
+        run_id: str,
+        timeout: float,
+        step_id: str | None,
+        read: Callable[[int, float], Any],
+    ) -> Any:
+        """Long polls ``read(wait, deadline)`` until it answers, retrying what may succeed later."""
         deadline = time.monotonic() + timeout
         last_error: RequestError | None = None
         failures = early = 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise DecisionTimeout(run_id, timeout, last_error)
+                raise DecisionTimeout(run_id, timeout, last_error, step_id)
             started = time.monotonic()
             try:
-                decision = self._read_decision(run_id, min(MAX_WAIT_SECONDS, math.ceil(remaining)), deadline)
+                answer = read(min(MAX_WAIT_SECONDS, math.ceil(remaining)), deadline)
             except RequestError as error:
                 if not error.retriable:
                     raise
@@ -258,42 +296,70 @@ class Client:
                 failures += 1
                 self._pause(_backoff(failures), deadline)
                 continue
-            if decision is not None:
-                return decision
+            if answer is not None:
+                return answer
             failures = 0
             early = early + 1 if time.monotonic() - started < EARLY_ANSWER_SECONDS else 0
             if early:
                 self._pause(_backoff(early), deadline)
 
     def verify_step(
-        self, decision: Decision | Mapping[str, Any], step: Mapping[str, Any], *, now: float | None = None
+        self,
+        grant: Decision | Release | Mapping[str, Any],
+        step: Mapping[str, Any],
+        *,
+        now: float | None = None,
     ) -> VerifiedStep:
         """The gate in front of an effect: call it right before running ``step``, with the exact
-        ``tool`` and ``args`` about to run. Raises ``VerificationError`` (do not run the step) unless:
+        ``tool`` and ``args`` about to run. ``grant`` is the run's decision, or the step's release
+        (``wait_for_release``). Raises ``VerificationError`` (do not run the step) unless:
 
-        - the receipt is Countersign's Ed25519 signature over the decision (``bad_receipt``);
-        - the run was approved, and the decision is this agent's (``not_approved``);
+        - the receipt is Countersign's Ed25519 signature over the grant (``bad_receipt``);
+        - the run was approved, and the decision is this agent's (``not_approved``); or the grant is
+          this agent's release of this very step (``not_released``);
         - the approval has not expired (``expired``);
         - the plan matches its digest (``plan_mismatch``);
         - the step id is in the approved version (``unknown_step``);
-        - the step digest recomputed from ``tool`` and ``args`` is the approved one (``digest_mismatch``).
+        - the step digest recomputed from ``tool``, ``args`` (and ``dependsOn``, the approved one when
+          the step does not say) is the approved one (``digest_mismatch``);
+        - every step it depends on is reported applied (``dependency_not_applied``, naming it): only
+          for a step with dependencies, Countersign is asked (``GET /v1/runs/{id}``); when it cannot
+          be, the step is refused all the same.
 
         The keys are Countersign's JWKS (fetched on first use, and again when a receipt names a kid
         it does not list, at most once a minute) or the pinned ones. Raises ``RequestError`` only
         when the keys cannot be fetched — then nothing is verified and the step must not run.
         """
+        kind = "release" if grant.get("kind") == "release" else "decision"
         keys = self._receipt_keys()
-        receipt = verify_receipt(decision, keys)
+        receipt = verify_receipt(grant, keys)
         if not receipt.ok and receipt.reason == "unknown_kid":
             fresh = self._refresh_keys_for_unknown_kid()
             if fresh is not None:
                 keys = fresh
-                receipt = verify_receipt(decision, keys)
+                receipt = verify_receipt(grant, keys)
         if not receipt.ok:
             raise VerificationError(
-                "bad_receipt", f"the decision receipt does not verify with Countersign's keys: {receipt.message}"
+                "bad_receipt", f"the {kind} receipt does not verify with Countersign's keys: {receipt.message}"
             )
-        return self._check_signed(decision, step, self._clock() if now is None else now)
+        verified = self._check_signed(grant, step, self._clock() if now is None else now)
+        depends_on = list(verified.step.get("dependsOn") or [])
+        if depends_on:
+            try:
+                applied = set(self.get_run(str(grant.get("runId")))["applied"])
+            except (RequestError, KeyError, TypeError) as error:
+                raise VerificationError(
+                    "dependency_not_applied",
+                    f"step {step.get('id')} depends on {', '.join(depends_on)}, and Countersign could not be "
+                    f"asked which steps are applied ({error}): not running it",
+                ) from None
+            unmet = [dependency for dependency in depends_on if dependency not in applied]
+            if unmet:
+                raise VerificationError(
+                    "dependency_not_applied",
+                    f"step {step.get('id')} depends on {', '.join(unmet)}, not reported applied yet",
+                )
+        return verified
 
     def report_outcome(
         self, run_id: str, step_id: str, status: str, detail: str | None = None
@@ -336,11 +402,26 @@ class Client:
 
     # -- verification ------------------------------------------------------------------------
 
-    def _check_signed(self, decision: Mapping[str, Any], step: Mapping[str, Any], now: float) -> VerifiedStep:
-        """The checks after the receipt verified, in the TypeScript client's order and words."""
-        plan = decision.get("plan")
-        if decision.get("status") != "approved" or not isinstance(plan, Mapping):
-            raise VerificationError("not_approved", f"the run was {decision.get('status')}, not approved")
+    def _check_signed(self, grant: Mapping[str, Any], step: Mapping[str, Any], now: float) -> VerifiedStep:
+        """The checks after the receipt verified, in the TypeScript client's order and words (the
+        dependencies are verify_step's, last)."""
+        decision = grant
+        plan = grant.get("plan")
+        release = grant.get("kind") == "release"
+        if release:
+            if grant.get("stepId") != step.get("id") or not isinstance(plan, Mapping):
+                raise VerificationError(
+                    "not_released", f"step {step.get('id')} was not released: this release is for {grant.get('stepId')}"
+                )
+        elif grant.get("status") != "approved" or not isinstance(plan, Mapping):
+            released = any(entry.get("stepId") == step.get("id") for entry in grant.get("released") or [])
+            raise VerificationError(
+                "not_approved",
+                f"the run was {grant.get('status')}; step {step.get('id')} was released before that, so only its "
+                "release lets it run"
+                if released
+                else f"the run was {grant.get('status')}, not approved",
+            )
         expires_at = _parse_time(plan.get("expiresAt"))
         if expires_at is None or now >= expires_at:
             raise VerificationError("expired", f"the approval expired at {plan.get('expiresAt')}")
@@ -349,7 +430,9 @@ class Client:
         except (CanonicalJsonError, KeyError, TypeError):
             intact = False
         if not intact:
-            raise VerificationError("plan_mismatch", "the plan in the decision does not match its digest")
+            raise VerificationError(
+                "plan_mismatch", f"the plan in the {'release' if release else 'decision'} does not match its digest"
+            )
         step_id = step.get("id")
         approved = next((s for s in plan["steps"] if s.get("id") == step_id), None)
         if approved is None:
@@ -357,7 +440,8 @@ class Client:
                 "unknown_step", f"step {step_id} is not in the approved plan (version {decision.get('version')})"
             )
         try:
-            digest = step_digest(step)
+            # The approved dependencies stand for a step that does not name its own.
+            digest = step_digest(step if "dependsOn" in step else {**step, "dependsOn": approved.get("dependsOn")})
         except (CanonicalJsonError, KeyError, TypeError) as error:
             raise VerificationError("digest_mismatch", f"step {step_id} cannot be digested: {error}") from None
         if digest != approved["digest"] or step_digest(approved) != approved["digest"]:
@@ -368,8 +452,9 @@ class Client:
         if decision.get("agent") != self.agent or plan.get("agent") != self.agent:
             # Countersign's key signs every agent's decisions: one for another agent approves nothing here.
             raise VerificationError(
-                "not_approved",
-                f"the decision is for agent {decision.get('agent')!r}: it approves nothing for {self.agent!r}",
+                "not_released" if release else "not_approved",
+                f"the {'release' if release else 'decision'} is for agent {decision.get('agent')!r}: it "
+                f"{'releases' if release else 'approves'} nothing for {self.agent!r}",
             )
         return VerifiedStep(step=approved, provenance=approved["provenance"])
 
@@ -451,6 +536,22 @@ class Client:
         if problems:
             raise InvalidPlan(problems, run_id=run_id if isinstance(run_id, str) else None)
         return envelope
+
+    def _read_releases(self, run_id: str, after: int, wait: int, deadline: float | None) -> dict[str, Any]:
+        path = f"/v1/runs/{run_id}/releases?after={after}&wait={wait}"
+        answer = self._request("GET", path, wait=wait, deadline=deadline)
+        if answer.status != 200:
+            raise self._refusal("GET", path, answer)
+        body = answer.body
+        if (
+            not isinstance(body, dict)
+            or body.get("runId") != run_id
+            or not isinstance(body.get("status"), str)
+            or not isinstance(body.get("releases"), list)
+            or not all(isinstance(release, dict) for release in body["releases"])
+        ):
+            raise self._bad_response("GET", path, answer.status, f"not the releases of run {run_id}")
+        return body
 
     def _read_decision(self, run_id: str, wait: int, deadline: float | None) -> Decision | None:
         path = f"/v1/runs/{run_id}/decision?wait={wait}"

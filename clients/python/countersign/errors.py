@@ -71,23 +71,31 @@ class InvalidPlan(CountersignError):
 
 
 class DecisionTimeout(CountersignError):
-    """``wait_for_decision`` gave up: nobody decided within the timeout. The run is still open."""
+    """``wait_for_decision`` (or ``wait_for_release``) gave up: nobody decided (nor released the
+    step ``step_id``) within the timeout. The run is still open."""
 
     code = "decision_timeout"
 
-    def __init__(self, run_id: str, timeout: float, last_error: BaseException | None = None) -> None:
+    def __init__(
+        self, run_id: str, timeout: float, last_error: BaseException | None = None, step_id: str | None = None
+    ) -> None:
         self.run_id = run_id
         self.timeout = timeout
         self.last_error = last_error
-        super().__init__(f"no decision on run {run_id} within {timeout:g} s (the run is still open)")
+        self.step_id = step_id
+        awaited = "" if step_id is None else f"release of step {step_id} nor "
+        super().__init__(f"no {awaited}decision on run {run_id} within {timeout:g} s (the run is still open)")
 
 
 class VerificationError(CountersignError):
     """``verify_step`` refused a step: do not run it.
 
     ``reason`` is the TypeScript client's: ``bad_receipt`` (forged, altered, or signed by a key
-    Countersign does not list), ``not_approved`` (not approved, or not this agent's), ``expired``,
-    ``plan_mismatch``, ``unknown_step`` or ``digest_mismatch`` (not the step that was approved).
+    Countersign does not list), ``not_approved`` (not approved, or not this agent's),
+    ``not_released`` (a release of another step, or another agent's), ``expired``,
+    ``plan_mismatch``, ``unknown_step``, ``digest_mismatch`` (not the step that was approved) or
+    ``dependency_not_applied`` (a step it depends on is not reported applied, or Countersign could
+    not be asked; the message names it).
     """
 
     code = "verification_failed"

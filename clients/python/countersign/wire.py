@@ -16,6 +16,8 @@ __all__ = [
     "PlanStep",
     "Provenance",
     "Receipt",
+    "Release",
+    "ReleasedStep",
 ]
 
 
@@ -44,6 +46,7 @@ class PlanStep(TypedDict):
     id: NotRequired[str]
     tool: str
     args: dict[str, Any]
+    dependsOn: NotRequired[list[str]]
 
 
 class DecisionStep(TypedDict):
@@ -56,6 +59,7 @@ class DecisionStep(TypedDict):
     route: Literal["auto", "review", "block"]
     approvals: list[dict[str, str]]
     provenance: Provenance
+    dependsOn: NotRequired[list[str]]
 
 
 class DecisionPlan(TypedDict):
@@ -89,5 +93,29 @@ class Decision(TypedDict):
     reason: str | None
     phase: str | None
     diagnostics: list[Diagnostic]
+    configDigest: str
+    released: NotRequired[list[ReleasedStep]]
+    receipt: Receipt
+
+
+class ReleasedStep(TypedDict):
+    """A step released before the run was decided, as the decision lists it."""
+
+    stepId: str
+    releasedAt: str
+    outcome: Literal["applying", "applied", "failed"] | None
+
+
+class Release(TypedDict):
+    """One step released before its plan is decided, signed like a decision (docs/receipts.md):
+    it lets ``stepId`` run, and no other step."""
+
+    kind: Literal["release"]
+    runId: str
+    agent: str
+    version: int
+    plan: DecisionPlan
+    stepId: str
+    releasedAt: str
     configDigest: str
     receipt: Receipt

@@ -77,6 +77,31 @@ def test_an_approved_freight_plan_is_verified_step_by_step_and_its_outcomes_repo
     assert run["status"] == "approved"
 
 
+def test_a_step_waits_for_the_step_it_depends_on_to_be_reported_applied(
+    countersign: Countersign, client: Client
+) -> None:
+    plan = freight_plan()
+    plan["steps"][2]["dependsOn"] = ["s2"]  # the reply to the customer needs the rebooking done
+    submitted = client.submit(plan)
+    assert countersign.approve(submitted.run_id)["status"] == 200
+    decision = client.wait_for_release(submitted.run_id, "s3", timeout=30)
+    assert decision["status"] == "approved"  # nothing was released early: the decision covers it
+    assert client.get_releases(submitted.run_id) == {"runId": submitted.run_id, "status": "approved", "releases": []}
+    s2, s3 = decision["plan"]["steps"][1:]  # type: ignore[index]
+    assert s3["dependsOn"] == ["s2"]
+    for report in (None, "applying"):
+        if report is not None:
+            client.report_outcome(submitted.run_id, "s2", report)
+        with pytest.raises(VerificationError) as refused:
+            client.verify_step(decision, s3)
+        assert refused.value.reason == "dependency_not_applied"
+        assert "s2" in refused.value.message
+    client.verify_step(decision, s2)
+    client.report_outcome(submitted.run_id, "s2", "applied")
+    assert client.verify_step(decision, s3).step["id"] == "s3"
+    assert client.get_run(submitted.run_id)["applied"] == ["s2"]
+
+
 def test_a_step_claimed_before_is_refused_so_it_never_runs_twice(client: Client, approved: Decision) -> None:
     with pytest.raises(AlreadyClaimed) as refused:
         client.report_outcome(approved["runId"], "s1", "applying")
