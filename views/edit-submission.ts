@@ -112,12 +112,13 @@ export function readEditSubmission(input: {
     return args;
   };
 
-  // A step's dependencies: what its input picked, or (not shown) what it had.
+  // A step's dependencies: what its input picked, or what it had when the form sent no such input
+  // (not shown, or a form drawn before dependencies could be edited): never dropped unseen.
   const dependenciesOf = (id: string, had: readonly string[]): readonly string[] => {
     const blockId = shown.get(id)?.dependencyBlockId;
-    if (blockId === undefined) return had;
-    const picked = (stateOf(blockId)?.selected_options ?? []).map((o) => o.value);
-    return [...new Set(picked)].sort();
+    const picked = blockId === undefined ? undefined : stateOf(blockId)?.selected_options;
+    if (picked === undefined || picked === null) return had;
+    return [...new Set(picked.map((o) => o.value))].sort();
   };
   const withDependencies = (step: EditedStep, dependsOn: readonly string[]): EditedStep =>
     dependsOn.length === 0 ? step : { ...step, dependsOn };

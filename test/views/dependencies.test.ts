@@ -329,6 +329,16 @@ describe('dependencies in the edit form', () => {
     expect(changed.ok && changed.steps.find((step) => step.id === 's3')?.dependsOn).toEqual(['s1', 's2']);
     const cleared = submit({ 'deps:s3': pick() });
     expect(cleared.ok && cleared.steps.find((step) => step.id === 's3')).not.toHaveProperty('dependsOn');
+    // A form that sent no dependency input (drawn before they could be edited) keeps them.
+    const view = buildEditModal({ run, config: freightConfig, editorId: 'U0OP1' });
+    const { 'deps:s3': _sent, ...older } = untouchedState(view);
+    const kept = readEditSubmission({
+      run,
+      config: freightConfig,
+      stateValues: older,
+      privateMetadata: view.private_metadata!,
+    });
+    expect(kept.ok && kept.steps.find((step) => step.id === 's3')?.dependsOn).toEqual(['s2']);
   });
 
   it('lets a new step depend on existing ones', () => {
