@@ -202,13 +202,8 @@ function diffActionSteps(
   action: DiffAction,
   stepId: string | undefined,
 ): { readonly ok: true; readonly steps: EditedStep[] } | { readonly ok: false; readonly reason: string } {
-  // Dependencies are part of a step: a revert or discard brings them back too.
-  const plain = (
-    steps: readonly { id: string; tool: string; args: JsonObject; dependsOn?: readonly string[] }[],
-  ) =>
-    steps.map(({ id, tool, args, dependsOn }) =>
-      dependsOn === undefined ? { id, tool, args } : { id, tool, args, dependsOn },
-    );
+  const plain = (steps: readonly { id: string; tool: string; args: JsonObject }[]) =>
+    steps.map(({ id, tool, args }) => ({ id, tool, args }));
   switch (action) {
     case 'discard_edit':
       return { ok: true, steps: plain(base.plan.steps) };
