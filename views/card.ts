@@ -17,6 +17,7 @@ import { escalatedLines } from './escalation-rights.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural, quoteLines } from './mrkdwn.ts';
 import type { PeopleNames } from './people.ts';
+import { releasedText, stepReleaseInputs } from './releases.ts';
 import {
   awaitingText,
   isIrreversible,
@@ -43,7 +44,10 @@ export interface ApprovalCardModel {
    * superseded ("Superseded by version 3 — see the thread"), without buttons.
    */
   readonly version?: StoredVersion;
-  /** What the agent reported for each step after approval (the latest per step counts). */
+  /**
+   * What the agent reported for each step after approval, or after its early release (the latest per
+   * step counts).
+   */
   readonly outcomes?: readonly StepOutcome[];
   /**
    * Earlier versions to compare the shown one with (the agent's and the one it was edited from): a
@@ -76,12 +80,14 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
   const latestOutcome = new Map((model.outcomes ?? []).map((outcome) => [outcome.stepId, outcome]));
   // What ran is told on the approved card's current version only; every step says where it stands.
   const ran = run.status === 'approved' && shown.version === run.version;
+  const releaseOf = stepReleaseInputs(run, shown, latestOutcome);
   const inputs: StepRenderInput[] = steps.map((step, index) => ({
     step,
     position: index + 1,
     tool: toolOf(config, step.tool),
     standing: stepStanding(step, standingSource),
     ...(shown.provenance[step.id] === undefined ? {} : { provenance: shown.provenance[step.id]! }),
+    ...releaseOf(step.id),
     ...(ran ? { outcome: latestOutcome.get(step.id) ?? 'not_reported' } : {}),
   }));
 
@@ -99,14 +105,16 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
   };
   const tally = ran ? outcomeTally(steps.length, [...latestOutcome.values()]) : undefined;
   const outcome = lifecycleText(run, shown.version, decidedTime, model.names);
+  const released = releasedText(run, shown, latestOutcome);
 
   const blocks: KnownBlock[] = [
     header(headerText(run, shown, steps.length)),
-    section(
-      outcome === undefined
+    section([
+      ...(outcome === undefined
         ? [pendingText(run, steps, time, model.names)]
-        : [outcome, ...(tally === undefined ? [] : [`📊 *${tally}*`])],
-    ),
+        : [outcome, ...(tally === undefined ? [] : [`📊 *${tally}*`])]),
+      ...(released === undefined ? [] : [released]),
+    ]),
     ...warnings,
     ...(agentWords === undefined ? [] : [agentWords]),
     divider(),

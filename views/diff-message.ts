@@ -18,7 +18,14 @@ import { consistencyWarningBlocks, staleQuotesSince } from './consistency-warnin
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural } from './mrkdwn.ts';
 import { type PeopleNames, person } from './people.ts';
-import { IRREVERSIBLE_MARK, isIrreversible, stepSection, stepStanding, toolTitle } from './step-section.ts';
+import {
+  IRREVERSIBLE_MARK,
+  idList,
+  isIrreversible,
+  stepSection,
+  stepStanding,
+  toolTitle,
+} from './step-section.ts';
 import { formatInstant } from './time.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
 
@@ -220,14 +227,32 @@ function changedLines(
   const before = toolOf(model.config, change.before.tool);
   const after = toolOf(model.config, change.after.tool);
   const options = model.tz === undefined ? {} : { tz: model.tz };
+  const dependencies = change.dependenciesChanged
+    ? [`Depends on: ${dependencyText(change.before.dependsOn)} → ${dependencyText(change.after.dependsOn)}`]
+    : [];
   if (change.toolChanged) {
     return [
       `Tool: ${clipMrkdwn(toolTitle(change.before, before), 100)} → ${clipMrkdwn(toolTitle(change.after, after), 100)}`,
+      ...dependencies,
       ...formatArgLines(after?.args, change.after.args, options),
     ];
   }
   const fields = after === undefined ? [] : argFields(after.args, change.after.args);
   const beforeFields = before === undefined ? [] : argFields(before.args, change.before.args);
+  return [...dependencies, ...fieldLines(change, fields, beforeFields, options)];
+}
+
+/** "`s1`, `s2`", or "_(nothing)_" for a step that depends on no other. */
+function dependencyText(dependsOn: readonly string[] | undefined): string {
+  return dependsOn === undefined || dependsOn.length === 0 ? '_(nothing)_' : idList(dependsOn);
+}
+
+function fieldLines(
+  change: Extract<StepChange<ValidatedStep>, { kind: 'changed' }>,
+  fields: readonly ArgField[],
+  beforeFields: readonly ArgField[],
+  options: { readonly tz?: string },
+): string[] {
   return change.fields.map((fieldChange) => {
     const field = fieldAtPath(fields, fieldChange.path) ?? fieldAtPath(beforeFields, fieldChange.path);
     const label = escapeMrkdwn(field?.label ?? humanizePath(fieldChange.path));

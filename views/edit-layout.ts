@@ -30,6 +30,11 @@ export const EDIT_IDS = {
   pickStep: 'pick_step',
 } as const;
 
+/** `deps:<stepId>`: the input choosing the steps a step depends on. */
+export function dependencyBlockId(stepId: string): string {
+  return `deps:${stepId}`;
+}
+
 /** `arg:<stepId>:<argPath>`, nested paths joined with `.`. */
 export function argBlockId(stepId: string, path: readonly (string | number)[]): string {
   return `arg:${stepId}:${path.join('.')}`;
@@ -147,6 +152,13 @@ export interface StepSlot {
   readonly isNew: boolean;
   /** Current args (`{}` for a new step). */
   readonly args: JsonObject;
+  /** The steps it depends on now (none for a new step). */
+  readonly dependsOn: readonly string[];
+  /**
+   * `deps:<stepId>` when the form lets the step's dependencies be chosen (the plan has another step
+   * to depend on); absent otherwise.
+   */
+  readonly dependencyBlockId?: string;
   readonly fields: readonly FieldSlot[];
   /** Fields left out because the modal had no room; they keep their values. */
   readonly hiddenFields: number;
@@ -161,6 +173,8 @@ export interface EditLayout {
   readonly shown: readonly StepSlot[];
   /** Existing steps, for remove_steps and the picker. */
   readonly existing: readonly { readonly id: string; readonly label: string }[];
+  /** Every step of the form, existing then added: what a step may depend on (itself excepted). */
+  readonly dependable: readonly { readonly id: string; readonly label: string }[];
   readonly added: readonly AddedStep[];
   readonly focusStepId?: string;
 }
@@ -189,24 +203,49 @@ export function planEditLayout(input: {
       return fresh;
     })
     .slice(0, MAX_ADDED_STEPS);
+  // Dependencies can be chosen once there is another step to depend on.
+  const dependencies = steps.length + added.length > 1;
   const slots: StepSlot[] = [
     ...steps.map((step, index) =>
-      stepSlot(step.id, step.tool, toolOf(config, step.tool), index + 1, false, step.args),
+      stepSlot(
+        step.id,
+        step.tool,
+        toolOf(config, step.tool),
+        index + 1,
+        false,
+        step.args,
+        step.dependsOn ?? [],
+        dependencies,
+      ),
     ),
     ...added.map((step, index) =>
-      stepSlot(step.id, step.tool, toolOf(config, step.tool), steps.length + index + 1, true, {}),
+      stepSlot(
+        step.id,
+        step.tool,
+        toolOf(config, step.tool),
+        steps.length + index + 1,
+        true,
+        {},
+        [],
+        dependencies,
+      ),
     ),
   ];
-  const existing = slots
-    .filter((slot) => !slot.isNew)
-    .map((slot) => ({
-      id: slot.id,
-      label: `${slot.position}. ${slot.tool?.title ?? slot.toolName} (${slot.id})`,
-    }));
-  const base = { runId: run.runId, baseVersion: run.version, existing, added };
+  const labelled = (slot: StepSlot) => ({
+    id: slot.id,
+    label: `${slot.position}. ${slot.tool?.title ?? slot.toolName} (${slot.id}${slot.isNew ? ', new' : ''})`,
+  });
+  const existing = slots.filter((slot) => !slot.isNew).map(labelled);
+  const base = {
+    runId: run.runId,
+    baseVersion: run.version,
+    existing,
+    dependable: slots.map(labelled),
+    added,
+  };
 
   const focus = slots.find((slot) => slot.id === input.focusStepId && !slot.isNew);
-  const wholeBlocks = OVERHEAD_BLOCKS + slots.reduce((sum, slot) => sum + 1 + slot.fields.length, 0);
+  const wholeBlocks = OVERHEAD_BLOCKS + slots.reduce((sum, slot) => sum + slotBlocks(slot), 0);
   if (wholeBlocks <= LIMITS.viewBlocks) {
     // A form opened at a step ("Edit s3") shows it first; the others follow in plan order.
     if (focus === undefined) return { ...base, mode: 'whole', shown: slots };
@@ -223,11 +262,11 @@ export function planEditLayout(input: {
   let room = LIMITS.viewBlocks - OVERHEAD_BLOCKS - 1; // the picker
   const shown: StepSlot[] = [];
   for (const slot of candidates) {
-    const available = room - 1; // its heading
+    const available = room - slotBlocks(slot) + slot.fields.length; // its heading and dependencies
     if (available < 1) break;
     // When fields must be left out, one block says so.
     const fit = slot.fields.length <= available ? slot.fields.length : available - 1;
-    room -= 1 + fit + (fit < slot.fields.length ? 1 : 0);
+    room -= slotBlocks(slot) - slot.fields.length + fit + (fit < slot.fields.length ? 1 : 0);
     shown.push(
       fit === slot.fields.length
         ? slot
@@ -242,6 +281,11 @@ export function planEditLayout(input: {
   };
 }
 
+/** A step's blocks in the form: its heading, its fields, its dependencies. */
+function slotBlocks(slot: StepSlot): number {
+  return 1 + slot.fields.length + (slot.dependencyBlockId === undefined ? 0 : 1);
+}
+
 function stepSlot(
   id: string,
   toolName: string,
@@ -249,6 +293,8 @@ function stepSlot(
   position: number,
   isNew: boolean,
   args: JsonObject,
+  dependsOn: readonly string[],
+  dependencies: boolean,
 ): StepSlot {
   const seen = new Set<string>();
   const fields =
@@ -263,7 +309,18 @@ function stepSlot(
           seen.add(blockId);
           return { field, blockId, input, value };
         });
-  return { id, toolName, tool, position, isNew, args, fields, hiddenFields: 0 };
+  return {
+    id,
+    toolName,
+    tool,
+    position,
+    isNew,
+    args,
+    dependsOn,
+    ...(dependencies ? { dependencyBlockId: dependencyBlockId(id) } : {}),
+    fields,
+    hiddenFields: 0,
+  };
 }
 
 /** The element that edits a field holding `value` (docs/architecture.md §9), or `fixed` when none can. */
@@ -305,9 +362,10 @@ function inputKind(field: ArgField, value: JsonValue | undefined): InputKind {
 /** Block ids of the input blocks the layout shows: where field errors may go. */
 export function inputBlockIds(layout: EditLayout): string[] {
   return [
-    ...layout.shown.flatMap((slot) =>
-      slot.fields.filter((field) => field.input !== 'fixed').map((field) => field.blockId),
-    ),
+    ...layout.shown.flatMap((slot) => [
+      ...slot.fields.filter((field) => field.input !== 'fixed').map((field) => field.blockId),
+      ...(slot.dependencyBlockId === undefined ? [] : [slot.dependencyBlockId]),
+    ]),
     EDIT_IDS.removeSteps,
   ];
 }

@@ -77,14 +77,15 @@ export function buildEditModal(model: EditModalModel): ModalView {
   const blocks: KnownBlock[] = [
     context(introText(layout)),
     ...(layout.mode === 'step_by_step' ? [stepPicker(layout)] : []),
-    ...layout.shown.flatMap((slot) =>
-      stepBlocks(
+    ...layout.shown.flatMap((slot) => [
+      ...stepBlocks(
         slot,
         config,
         model.editorId,
         slot.id === layout.focusStepId ? (model.focusField ?? true) : undefined,
       ),
-    ),
+      ...dependencyInput(slot, layout),
+    ]),
     divider(),
     removeStepsInput(layout),
     ...(addable.length === 0 ? [] : [addStepSelect(addable)]),
@@ -177,6 +178,37 @@ function focusedField(
   if (focus === undefined) return undefined;
   const editable = slot.fields.filter((field) => field.input !== 'fixed');
   return editable.find((field) => field.blockId === focus) ?? editable[0];
+}
+
+/**
+ * The steps this one depends on (docs/architecture.md §9): a multi-select of every other step of the
+ * form, added ones included, prefilled with its `dependsOn`; option values are step ids.
+ */
+function dependencyInput(slot: StepSlot, layout: EditLayout): InputBlock[] {
+  if (slot.dependencyBlockId === undefined) return [];
+  const options = layout.dependable
+    .filter((step) => step.id !== slot.id)
+    .map((step) => option(step.label, step.id));
+  const initial = options.filter((o) => slot.dependsOn.includes(o.value ?? ''));
+  return [
+    {
+      type: 'input',
+      block_id: slot.dependencyBlockId,
+      label: plain(`Step ${slot.id} runs after`, LIMITS.inputLabel),
+      hint: plain(
+        'It runs only once each step picked here has been applied. Leave empty if it needs none.',
+        LIMITS.inputLabel,
+      ),
+      optional: true,
+      element: {
+        type: 'multi_static_select',
+        action_id: EDIT_IDS.input,
+        placeholder: plain('No other step', 150),
+        ...selectOptions(options),
+        ...(initial.length === 0 ? {} : { initial_options: initial }),
+      },
+    },
+  ];
 }
 
 /** Checkboxes for up to 10 steps, a multi-select beyond (docs/architecture.md §9); option values are step ids. */

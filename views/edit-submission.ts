@@ -4,6 +4,7 @@ import type { RunView, UseCaseResult } from '../src/approvals/types.ts';
 import type { EditedStep } from '../src/pipeline/index.ts';
 import {
   type Diagnostic,
+  dependencyProblems,
   describeFieldPath,
   formatMoney,
   type JsonObject,
@@ -13,7 +14,9 @@ import {
 import type { ViewStateValues } from './blocks.ts';
 import {
   argBlockId,
+  dependencyBlockId,
   EDIT_IDS,
+  type EditLayout,
   type FieldSlot,
   inputBlockIds,
   parseEditMetadata,
@@ -22,7 +25,7 @@ import {
 } from './edit-layout.ts';
 import { editRefusalModal } from './edit-modal.ts';
 import { tooLongMessage } from './input-messages.ts';
-import { truncate } from './mrkdwn.ts';
+import { listInWords, truncate } from './mrkdwn.ts';
 import type { ViewConfig } from './view-config.ts';
 
 /** An edit modal's submission, read: the steps of the candidate plan, or why it can't be one yet. */
@@ -109,16 +112,38 @@ export function readEditSubmission(input: {
     return args;
   };
 
+  // A step's dependencies: what its input picked, or what it had when the form sent no such input
+  // (not shown, or a form drawn before dependencies could be edited): never dropped unseen.
+  const dependenciesOf = (id: string, had: readonly string[]): readonly string[] => {
+    const blockId = shown.get(id)?.dependencyBlockId;
+    const picked = blockId === undefined ? undefined : stateOf(blockId)?.selected_options;
+    if (picked === undefined || picked === null) return had;
+    return [...new Set(picked.map((o) => o.value))].sort();
+  };
+  const withDependencies = (step: EditedStep, dependsOn: readonly string[]): EditedStep =>
+    dependsOn.length === 0 ? step : { ...step, dependsOn };
+
   const steps: EditedStep[] = [];
   for (const step of run.current.plan.steps) {
     if (removed.has(step.id)) continue;
     const slot = shown.get(step.id);
-    steps.push({ id: step.id, tool: step.tool, args: slot === undefined ? step.args : readArgs(slot) });
+    steps.push(
+      withDependencies(
+        { id: step.id, tool: step.tool, args: slot === undefined ? step.args : readArgs(slot) },
+        dependenciesOf(step.id, step.dependsOn ?? []),
+      ),
+    );
   }
   for (const step of layout.added) {
     const slot = shown.get(step.id);
-    steps.push({ id: step.id, tool: step.tool, args: slot === undefined ? {} : readArgs(slot) });
+    steps.push(
+      withDependencies(
+        { id: step.id, tool: step.tool, args: slot === undefined ? {} : readArgs(slot) },
+        dependenciesOf(step.id, []),
+      ),
+    );
   }
+  Object.assign(errors, dependencyErrors(steps, removed, layout));
   if (Object.keys(errors).length > 0) return { ok: false, reason: 'fields', errors };
   return {
     ok: true,
@@ -127,6 +152,72 @@ export function readEditSubmission(input: {
     steps,
     inputBlockIds: inputBlockIds(layout),
   };
+}
+
+/**
+ * What is wrong with the dependencies the form would save, at the fields a person can fix it in: a
+ * removed step others still depend on (at that step's dependency input, else at `remove_steps`: "s3
+ * depends on this step; remove that dependency first"); a step picked that is not in the plan, the
+ * step itself, or steps depending on each other in a circle (at the dependency input).
+ */
+function dependencyErrors(
+  steps: readonly EditedStep[],
+  removed: ReadonlySet<string>,
+  layout: EditLayout,
+): Record<string, string> {
+  const errors = new Map<string, string[]>();
+  const add = (blockId: string, message: string) =>
+    errors.set(blockId, [...(errors.get(blockId) ?? []), message]);
+  const inputOf = (stepId: string | undefined) =>
+    layout.shown.find((slot) => slot.id === stepId)?.dependencyBlockId;
+  for (const id of removed) {
+    const dependents = steps
+      .filter((step) => step.dependsOn?.includes(id) === true)
+      .map((step) => step.id ?? '');
+    if (dependents.length === 0) continue;
+    const verb = dependents.length === 1 ? 'depends' : 'depend';
+    const input = inputOf(id);
+    if (input !== undefined)
+      add(input, `${listInWords(dependents)} ${verb} on this step; remove that dependency first.`);
+    else
+      add(
+        EDIT_IDS.removeSteps,
+        `${listInWords(dependents)} ${verb} on ${id}; remove that dependency first, or keep ${id}.`,
+      );
+  }
+  if (errors.size > 0) return joinErrors(errors);
+  const nodes = steps.map((step) => ({
+    id: step.id ?? '',
+    ...(step.dependsOn ? { dependsOn: step.dependsOn } : {}),
+  }));
+  for (const problem of dependencyProblems(nodes)) {
+    const input = inputOf(problem.stepId) ?? EDIT_IDS.removeSteps;
+    add(input, dependencyMessage(problem));
+  }
+  return joinErrors(errors);
+}
+
+function joinErrors(errors: ReadonlyMap<string, readonly string[]>): Record<string, string> {
+  return Object.fromEntries(
+    [...errors].map(([blockId, list]) => [blockId, truncate(list.join(' '), ERROR_MAX)]),
+  );
+}
+
+/** A dependency problem of the pipeline in the words of the form. */
+function dependencyMessage(problem: Diagnostic): string {
+  const cycle = /in a circle: (.+)$/.exec(problem.message);
+  switch (problem.code) {
+    case 'dependency_cycle':
+      return `These steps would wait for each other forever: ${cycle?.[1] ?? problem.message}. Remove one of these dependencies.`;
+    case 'self_dependency':
+      return 'A step cannot depend on itself.';
+    case 'unknown_dependency': {
+      const unknown = /depends on (.+), which is not a step/.exec(problem.message)?.[1];
+      return `${unknown ?? 'A step picked here'} is not a step of this plan any more; pick again.`;
+    }
+    default:
+      return problem.message;
+  }
 }
 
 /** One field's value from its element state. */
@@ -281,6 +372,11 @@ export function diagnosticsToModalErrors(
   const fallback = shown.has(EDIT_IDS.removeSteps) ? EDIT_IDS.removeSteps : inputBlockIds[0];
   const messages = new Map<string, string[]>();
   for (const raw of diagnostics) {
+    const dependencies = atDependencies(raw, stepIds, shown);
+    if (dependencies !== undefined) {
+      messages.set(dependencies, [...(messages.get(dependencies) ?? []), dependencyMessage(raw)]);
+      continue;
+    }
     const diagnostic = atArgument(raw, stepIds);
     const field = targetBlock(diagnostic, shown, inputBlockIds);
     const target = field ?? fallback;
@@ -294,6 +390,19 @@ export function diagnosticsToModalErrors(
   return Object.fromEntries(
     [...messages].map(([blockId, list]) => [blockId, truncate(list.join(' · '), ERROR_MAX)]),
   );
+}
+
+/** The dependency input a problem with `steps[i].dependsOn` belongs at, when the form shows it. */
+function atDependencies(
+  diagnostic: Diagnostic,
+  stepIds: readonly string[],
+  shown: ReadonlySet<string>,
+): string | undefined {
+  const { path } = diagnostic;
+  if (path?.[0] !== 'steps' || typeof path[1] !== 'number' || path[2] !== 'dependsOn') return undefined;
+  const stepId = stepIds[path[1]] ?? diagnostic.stepId;
+  const blockId = stepId === undefined ? undefined : dependencyBlockId(stepId);
+  return blockId !== undefined && shown.has(blockId) ? blockId : undefined;
 }
 
 /**

@@ -7,6 +7,7 @@ import { grantsText } from './escalation-rights.ts';
 import { isActionable, lifecycleText } from './lifecycle.ts';
 import { clipMrkdwn, escapeMrkdwn, listInWords, mentionList, plural, quoteLines } from './mrkdwn.ts';
 import type { PeopleNames } from './people.ts';
+import { type StepReleaseInput, stepReleaseInputs } from './releases.ts';
 import { awaitingText, type StepRenderInput, stepLine, stepSection, stepStanding } from './step-section.ts';
 import { formatInstant, formatInstantFromNow, type TimeOptions } from './time.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
@@ -65,12 +66,15 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
   const time: TimeOptions = { now: model.now, ...(model.tz === undefined ? {} : { tz: model.tz }) };
   const actionable = isActionable(run, shown.version);
   const standingSource = shown.version === run.version ? run : { approvals: run.approvals };
+  // Released steps and what the others wait for, as on the card (outcomes are the card's to tell).
+  const releaseOf = stepReleaseInputs(run, shown, new Map());
   const inputs: StepRenderInput[] = shown.plan.steps.map((step, index) => ({
     step,
     position: index + 1,
     tool: toolOf(config, step.tool),
     standing: stepStanding(step, standingSource),
     ...(shown.provenance[step.id] === undefined ? {} : { provenance: shown.provenance[step.id]! }),
+    ...withoutOutcome(releaseOf(step.id)),
   }));
   const needPerson = inputs.filter((input) => needsPerson(input, run, shown));
   const full = needPerson.slice(0, FULL_STEPS);
@@ -106,6 +110,10 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
       : []),
   ];
   return { text: fallbackText(model, shown), blocks };
+}
+
+function withoutOutcome({ outcome: _, ...rest }: StepReleaseInput): StepReleaseInput {
+  return rest;
 }
 
 /** Review steps still short of approvals, and blocked steps (they stop the run until removed). */

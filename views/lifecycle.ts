@@ -5,7 +5,7 @@ import { formatInstant } from './time.ts';
 
 /** The parts of a run that say whether a message about one of its versions is still live. */
 export type RunLifecycle = Pick<RunView, 'status' | 'version' | 'decidedBy' | 'decidedAt' | 'reason'> &
-  Partial<Pick<RunView, 'approvedBy'>>;
+  Partial<Pick<RunView, 'approvedBy' | 'released'>>;
 
 /** Whether buttons for `shownVersion` can still do anything: the run is pending at that version. */
 export function isActionable(run: RunLifecycle, shownVersion: number): boolean {
@@ -41,15 +41,17 @@ export function lifecycleText(
   }
   const at = run.decidedAt === undefined ? '' : ` at ${formatInstant(run.decidedAt, time)}`;
   const reason = run.reason === undefined ? '' : `\n${quoteLines(clipMrkdwn(run.reason, 1500))}`;
+  // Steps released before the decision may have run: the message lists them (views/releases.ts).
+  const nothing = Object.keys(run.released ?? {}).length === 0;
   switch (run.status) {
     case 'pending':
       return undefined;
     case 'approved':
       return `✅ *Approved*${decidedBy(run, names)}${at}. The agent may now run these steps.`;
     case 'rejected':
-      return `❌ *Rejected*${decidedBy(run, names)}${at} — nothing will be executed.${reason}`;
+      return `❌ *Rejected*${decidedBy(run, names)}${at} — ${nothing ? 'nothing' : 'no other step'} will be executed.${reason}`;
     case 'expired':
-      return `⌛ *Expired*${at} — nothing was executed.`;
+      return `⌛ *Expired*${at} — ${nothing ? 'nothing was executed' : 'no other step will be executed'}.`;
     case 'invalid':
       return `🚫 *Invalid* — the plan was refused${at}; nothing was executed.${reason}`;
   }

@@ -1,5 +1,11 @@
 import type { SectionBlock } from '@slack/types';
-import type { ApprovalRecord, AwaitedStep, StepApprovals, StepOutcome } from '../src/approvals/types.ts';
+import type {
+  ApprovalRecord,
+  AwaitedStep,
+  StepApprovals,
+  StepOutcome,
+  StepWait,
+} from '../src/approvals/types.ts';
 import type { Provenance, ToolDefinition, ValidatedStep } from '../src/pipeline/index.ts';
 import { formatArgLines } from './arg-fields.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural } from './mrkdwn.ts';
@@ -75,6 +81,10 @@ export interface StepRenderInput {
    * said nothing about yet.
    */
   readonly outcome?: StepOutcome | 'not_reported';
+  /** When the step was released to the agent before the whole plan was decided (ms). */
+  readonly releasedAt?: number;
+  /** What the step still waits for, when that is worth saying (views/releases.ts decides). */
+  readonly waiting?: StepWait;
   /** First line, mrkdwn (already escaped); default "*2. Reschedule delivery* · `s2`". */
   readonly heading?: string;
   /** Lines under the heading, mrkdwn (already escaped); default the step's arguments. */
@@ -131,8 +141,11 @@ export function renderStep(input: StepRenderInput, options: StepRenderOptions = 
   const heading = input.heading ?? stepHeading(input);
   const tail = [
     standingLine(input.standing, input.provenance, options.names),
+    dependencyLine(input.step),
     input.provenance && provenanceLine(input.provenance, input.change, options.names),
+    input.releasedAt === undefined ? undefined : releasedLine(input.releasedAt, options),
     input.outcome && outcomeLine(input.outcome, options),
+    input.waiting && waitingLine(input.waiting),
   ]
     .filter((line): line is string => line !== undefined)
     .map((line) => clipLine(line, TAIL_LINE_MAX));
@@ -171,7 +184,9 @@ export function stepSection(
 export function stepLine(input: Pick<StepRenderInput, 'step' | 'position' | 'tool' | 'standing'>): string {
   const summary = input.step.summary === undefined ? '' : `: ${clipMrkdwn(input.step.summary, 120)}`;
   const mark = isIrreversible(input.tool) ? ` · ${IRREVERSIBLE_MARK}` : '';
-  return `${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 80)} · \`${escapeMrkdwn(input.step.id)}\`${mark}${summary} — ${shortStanding(input.standing)}`;
+  const dependsOn = input.step.dependsOn ?? [];
+  const graph = dependsOn.length === 0 ? '' : ` ← ${idList(dependsOn, 5)}`;
+  return `${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 80)} · \`${escapeMrkdwn(input.step.id)}\`${graph}${mark}${summary} — ${shortStanding(input.standing)}`;
 }
 
 function shortStanding(standing: StepStanding): string {
@@ -246,6 +261,38 @@ function standingLine(
       return `${done ? '✅' : '👥'} ${progressText(standing)}${by}${notAuthor}`;
     }
   }
+}
+
+/** Ids in code marks, at most `max`, then "and N more". */
+export function idList(ids: readonly string[], max = 10): string {
+  const shown = ids.slice(0, max).map((id) => `\`${escapeMrkdwn(id)}\``);
+  const more = ids.length > shown.length ? ` and ${ids.length - shown.length} more` : '';
+  return `${shown.join(', ')}${more}`;
+}
+
+/** The step's place in the plan's graph: "🔗 `s4` ← `s2`, `s3`"; undefined when it depends on nothing. */
+export function dependencyLine(step: Pick<ValidatedStep, 'id' | 'dependsOn'>): string | undefined {
+  const dependsOn = step.dependsOn ?? [];
+  if (dependsOn.length === 0) return undefined;
+  return `🔗 \`${escapeMrkdwn(step.id)}\` ← ${idList(dependsOn)} — runs only once ${dependsOn.length === 1 ? 'it is' : 'they are'} applied`;
+}
+
+function releasedLine(at: number, options: StepRenderOptions): string {
+  const time = formatInstant(at, {
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.tz === undefined ? {} : { tz: options.tz }),
+  });
+  return `🟢 *Released* at ${time}, before the whole plan was decided`;
+}
+
+/** "⏸️ *Waits for* its approvals · `s2` to be applied · the whole plan to be approved"; undefined when nothing. */
+function waitingLine(waiting: StepWait): string | undefined {
+  const reasons = [
+    ...(waiting.approvals ? ['its approvals'] : []),
+    ...(waiting.dependencies.length === 0 ? [] : [`${idList(waiting.dependencies)} to be applied`]),
+    ...(waiting.plan ? ['the whole plan to be approved'] : []),
+  ];
+  return reasons.length === 0 ? undefined : `⏸️ *Waits for* ${reasons.join(' · ')}`;
 }
 
 function provenanceLine(

@@ -174,7 +174,9 @@ export class Renderer {
     const channel = this.deps.config.agents[run.agent]?.channel;
     if (channel === undefined)
       throw new CountersignError('not_configured', `agent ${run.agent} has no channel configured`);
-    const outcomes = run.status === 'approved' ? await this.deps.runs.getOutcomes(run.runId) : [];
+    // What the agent reported: after approval, and for steps released before the plan was decided.
+    const reported = run.status === 'approved' || Object.keys(run.released).length > 0;
+    const outcomes = reported ? await this.deps.runs.getOutcomes(run.runId) : [];
     const earlierVersions = run.status === 'pending' ? await this.earlierVersions(run) : [];
     const message = buildApprovalCard({
       run,

@@ -39,7 +39,9 @@ export type StepChange<S extends Step = Step> =
       /** Its order relative to the other kept steps changed too (it is not listed again as `moved`). */
       readonly moved: boolean;
       readonly toolChanged: boolean;
-      /** Differences in args; empty when only the tool changed. */
+      /** Its `dependsOn` changed (compare `before.dependsOn` with `after.dependsOn`). */
+      readonly dependenciesChanged: boolean;
+      /** Differences in args; empty when only the tool or the dependencies changed. */
       readonly fields: readonly FieldChange[];
     }
   | {
@@ -72,7 +74,7 @@ export interface PlanDiff<S extends Step = Step> {
 }
 
 /**
- * Diffs two versions of a plan, matching steps by `id`. A step with the same tool and deep-equal
+ * Diffs two versions of a plan, matching steps by `id`. A step with the same tool, dependencies and deep-equal
  * args is untouched. Moves are the fewest that explain the new order (the steps outside a longest
  * increasing subsequence), so inserting or removing a step never makes its neighbours look moved.
  * Step ids must be unique within each plan (parse guarantees it); duplicates are a bug and throw.
@@ -122,7 +124,8 @@ export function diffPlans<S extends Step>(
       const moved = movedIds.has(step.id);
       const toolChanged = prior.tool !== step.tool;
       const fields = fieldChanges(prior.args, step.args);
-      if (toolChanged || fields.length > 0) {
+      const dependenciesChanged = !sameIds(prior.dependsOn, step.dependsOn);
+      if (toolChanged || dependenciesChanged || fields.length > 0) {
         changes.push({
           kind: 'changed',
           stepId: step.id,
@@ -132,6 +135,7 @@ export function diffPlans<S extends Step>(
           to,
           moved,
           toolChanged,
+          dependenciesChanged,
           fields,
         });
       } else if (moved) {
@@ -156,6 +160,11 @@ export function diffPlans<S extends Step>(
       moved: movedIds.size,
     },
   };
+}
+
+/** Two `dependsOn` lists name the same steps (parse keeps them sorted and unique; absent is none). */
+function sameIds(a: readonly string[] = [], b: readonly string[] = []): boolean {
+  return a.length === b.length && a.every((id, index) => id === b[index]);
 }
 
 function indexById(steps: readonly Step[]): Map<string, number> {

@@ -72,6 +72,7 @@ describe('diffPlans', () => {
         to: 1,
         moved: false,
         toolChanged: false,
+        dependenciesChanged: false,
         fields: [{ kind: 'changed', path: ['amount'], before: 1200, after: 1500 }],
       },
     ]);
@@ -82,6 +83,18 @@ describe('diffPlans', () => {
     const swapped = step('s1', { shipment: 'SH-1001', reason: 'damaged pallet' }, 'cancel_shipment');
     const [change] = diffPlans(plan(s1), plan(swapped)).changes;
     expect(change).toMatchObject({ kind: 'changed', toolChanged: true, fields: [] });
+  });
+
+  it('marks a step changed when only its dependencies changed, so it needs approval again', () => {
+    const depending = { ...s3, dependsOn: ['s1'] };
+    const more = { ...s3, dependsOn: ['s1', 's2'] };
+    const d = diffPlans(plan(s1, s2, depending), plan(s1, s2, more));
+    expect(d.changes).toEqual([
+      expect.objectContaining({ kind: 'changed', stepId: 's3', dependenciesChanged: true, fields: [] }),
+    ]);
+    expect(d.touchedStepIds).toEqual(['s3']);
+    expect(diffPlans(plan(s1, s2, more), plan(s1, s2, s3)).touchedStepIds).toEqual(['s3']);
+    expect(diffPlans(plan(s1, s2, more), plan(s1, s2, { ...more })).isEmpty).toBe(true);
   });
 
   it('lists the args differences of a step whose tool changed', () => {

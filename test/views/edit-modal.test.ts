@@ -103,6 +103,48 @@ describe('edit modal', () => {
             "type": "input",
           },
           {
+            "block_id": "deps:s1",
+            "element": {
+              "action_id": "input",
+              "options": [
+                {
+                  "text": {
+                    "emoji": true,
+                    "text": "2. Reschedule delivery (s2)",
+                    "type": "plain_text",
+                  },
+                  "value": "s2",
+                },
+                {
+                  "text": {
+                    "emoji": true,
+                    "text": "3. Reply to customer (s3)",
+                    "type": "plain_text",
+                  },
+                  "value": "s3",
+                },
+              ],
+              "placeholder": {
+                "emoji": true,
+                "text": "No other step",
+                "type": "plain_text",
+              },
+              "type": "multi_static_select",
+            },
+            "hint": {
+              "emoji": true,
+              "text": "It runs only once each step picked here has been applied. Leave empty if it needs none.",
+              "type": "plain_text",
+            },
+            "label": {
+              "emoji": true,
+              "text": "Step s1 runs after",
+              "type": "plain_text",
+            },
+            "optional": true,
+            "type": "input",
+          },
+          {
             "text": {
               "text": "*2. Reschedule delivery* · \`s2\`",
               "type": "mrkdwn",
@@ -138,6 +180,48 @@ describe('edit modal', () => {
               "type": "plain_text",
             },
             "optional": false,
+            "type": "input",
+          },
+          {
+            "block_id": "deps:s2",
+            "element": {
+              "action_id": "input",
+              "options": [
+                {
+                  "text": {
+                    "emoji": true,
+                    "text": "1. Add internal note (s1)",
+                    "type": "plain_text",
+                  },
+                  "value": "s1",
+                },
+                {
+                  "text": {
+                    "emoji": true,
+                    "text": "3. Reply to customer (s3)",
+                    "type": "plain_text",
+                  },
+                  "value": "s3",
+                },
+              ],
+              "placeholder": {
+                "emoji": true,
+                "text": "No other step",
+                "type": "plain_text",
+              },
+              "type": "multi_static_select",
+            },
+            "hint": {
+              "emoji": true,
+              "text": "It runs only once each step picked here has been applied. Leave empty if it needs none.",
+              "type": "plain_text",
+            },
+            "label": {
+              "emoji": true,
+              "text": "Step s2 runs after",
+              "type": "plain_text",
+            },
+            "optional": true,
             "type": "input",
           },
           {
@@ -182,6 +266,48 @@ describe('edit modal', () => {
               "type": "plain_text",
             },
             "optional": false,
+            "type": "input",
+          },
+          {
+            "block_id": "deps:s3",
+            "element": {
+              "action_id": "input",
+              "options": [
+                {
+                  "text": {
+                    "emoji": true,
+                    "text": "1. Add internal note (s1)",
+                    "type": "plain_text",
+                  },
+                  "value": "s1",
+                },
+                {
+                  "text": {
+                    "emoji": true,
+                    "text": "2. Reschedule delivery (s2)",
+                    "type": "plain_text",
+                  },
+                  "value": "s2",
+                },
+              ],
+              "placeholder": {
+                "emoji": true,
+                "text": "No other step",
+                "type": "plain_text",
+              },
+              "type": "multi_static_select",
+            },
+            "hint": {
+              "emoji": true,
+              "text": "It runs only once each step picked here has been applied. Leave empty if it needs none.",
+              "type": "plain_text",
+            },
+            "label": {
+              "emoji": true,
+              "text": "Step s3 runs after",
+              "type": "plain_text",
+            },
+            "optional": true,
             "type": "input",
           },
           {
@@ -412,10 +538,11 @@ describe('edit modal', () => {
           args: { amount: 1, iban: 'X1' },
         })),
       );
-    const fits = buildEditModal({ run: wires(32), config: shopConfig, editorId: 'U0LEAD1' });
+    // Each step: its heading, two fields and the steps it runs after; the form: 4 blocks more.
+    const fits = buildEditModal({ run: wires(24), config: shopConfig, editorId: 'U0LEAD1' });
     expect(fits.blocks).toHaveLength(100);
     expect(checkView(fits)).toEqual([]);
-    const over = buildEditModal({ run: wires(33), config: shopConfig, editorId: 'U0LEAD1' });
+    const over = buildEditModal({ run: wires(25), config: shopConfig, editorId: 'U0LEAD1' });
     expect(blocksOf(over).some((block) => block.block_id === 'pick_step')).toBe(true);
     expect(checkView(over)).toEqual([]);
   });
