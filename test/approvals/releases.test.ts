@@ -166,9 +166,9 @@ describe('policy: continue', () => {
   };
 
   it('refuses a continue rule that could cover an irreversible or a non-internal write tool, naming rule and tool', () => {
-    expect(variant([rule(pay, { name: 'pay-now', route: 'review', approvers: 'fin', continue: true })])).toEqual([
-      'policy[0] (pay-now): continue covers pay, which is irreversible: it can never run early',
-    ]);
+    expect(
+      variant([rule(pay, { name: 'pay-now', route: 'review', approvers: 'fin', continue: true })]),
+    ).toEqual(['policy[0] (pay-now): continue covers pay, which is irreversible: it can never run early']);
     expect(variant([rule(mail, { name: 'mail-now', route: 'auto', continue: true })])).toEqual([
       'policy[0] (mail-now): continue covers mail, a write tool not declared internal (add it to internalTools if its effect stays inside your systems)',
     ]);
@@ -236,7 +236,9 @@ describe('releases', () => {
     // Each release is signed, names its step and passes the agent's gate with the applied set.
     const release = releases.s3!;
     expect(release).toMatchObject({ kind: 'release', runId, agent: AGENT, version: 1, stepId: 's3' });
-    expect(verifyDecisionStep(release, stepOf(release, 's3'), KEYS, now, new Set(['s1', 's2'])).ok).toBe(true);
+    expect(verifyDecisionStep(release, stepOf(release, 's3'), KEYS, now, new Set(['s1', 's2'])).ok).toBe(
+      true,
+    );
     expect(verifyDecisionStep(release, stepOf(release, 's3'), KEYS, now, new Set(['s1']))).toMatchObject({
       ok: false,
       reason: 'dependency_not_applied',
@@ -344,7 +346,9 @@ describe('releases', () => {
     expect((await svc.recordOutcome({ runId, stepId: 's3', status: 'applying' })).kind).toBe('not_approved');
     // The final decision does not let a released step run: only its release does.
     const decision = rejected.decision;
-    expect(verifyDecisionStep(decision, { id: 's2', tool: 'tag', args: { tag: 'late' } }, KEYS, now)).toMatchObject({
+    expect(
+      verifyDecisionStep(decision, { id: 's2', tool: 'tag', args: { tag: 'late' } }, KEYS, now),
+    ).toMatchObject({
       ok: false,
       reason: 'not_approved',
     });
@@ -390,7 +394,9 @@ describe('releases', () => {
     });
     expect(removed).toMatchObject({
       kind: 'invalid',
-      diagnostics: [{ stepId: 's1', message: expect.stringMatching(/s1 was already released .* cannot be removed/) }],
+      diagnostics: [
+        { stepId: 's1', message: expect.stringMatching(/s1 was already released .* cannot be removed/) },
+      ],
     });
     // Changing s2 keeps s1 as released; a new auto continue note with no dependency is released with the edit.
     const edited = expectKind(
@@ -422,7 +428,9 @@ describe('releases', () => {
     expect(Object.keys(await releasesOf(svc, runId)).sort()).toEqual(['s1', 's2']);
     expect(JSON.parse((await redis.hget(keys.run, 'released')) ?? '{}')).toHaveProperty('s2');
     // A report repeated after a crash (the agent's retry) is refused as already final: nothing twice.
-    expect((await svc.recordOutcome({ runId, stepId: 's1', status: 'applied' })).kind).toBe('already_claimed');
+    expect((await svc.recordOutcome({ runId, stepId: 's1', status: 'applied' })).kind).toBe(
+      'already_claimed',
+    );
     expect((await journalTypes(svc, runId)).filter((type) => type === 'released:s2')).toHaveLength(1);
   });
 });
