@@ -6,9 +6,11 @@
  */
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { checkRunState } from '../../src/approvals/audit-check.ts';
 import { verifyJournal } from '../../src/approvals/journal.ts';
+import { readRunEvidence } from '../../src/approvals/run-evidence.ts';
 import { ApprovalService } from '../../src/approvals/service.ts';
-import type { UseCaseResult } from '../../src/approvals/types.ts';
+import type { JournalRecord, UseCaseResult } from '../../src/approvals/types.ts';
 import { type ConfigInput, defineConfig, isConfigError } from '../../src/config/index.ts';
 import {
   choice,
@@ -432,5 +434,27 @@ describe('releases', () => {
       'already_claimed',
     );
     expect((await journalTypes(svc, runId)).filter((type) => type === 'released:s2')).toHaveLength(1);
+  });
+
+  it('audit: releases the service wrote have their journal records; one written straight into Redis is reported', async () => {
+    const svc = service();
+    const { runId } = await submit(svc);
+    await svc.approve({ runId, version: 1, userId: 'U0OPS1' });
+    await svc.recordOutcome({ runId, stepId: 's1', status: 'applied' });
+    const audit = async () => {
+      const evidence = await readRunEvidence(redis, svc.keys, runId);
+      const records = evidence.records.map((text) => JSON.parse(text) as JournalRecord);
+      return checkRunState(records, evidence).findings.map(
+        (finding) => `${finding.code}: ${finding.message}`,
+      );
+    };
+    expect(await audit()).toEqual([]);
+    // s3's release forged from s2's: signed by nobody's journal.
+    const keys = svc.keys.forRun(runId);
+    const forged = { ...JSON.parse((await redis.hget(keys.releases, 's2')) ?? '{}'), stepId: 's3' };
+    await redis.hset(keys.releases, 's3', JSON.stringify(forged));
+    expect(await audit()).toEqual([
+      'release_without_record: the release of step s3 at version 1 has no journal record',
+    ]);
   });
 });
