@@ -36,6 +36,8 @@ export interface StoredRunState {
   readonly approvals: Readonly<Record<string, string>>;
   /** The stored decision's text, or null. */
   readonly decision: string | null;
+  /** The releases hash: step id → signed release JSON (absent: read as none). */
+  readonly releases?: Readonly<Record<string, string>>;
 }
 
 /** The outcome of {@link checkRunState}: findings (none when the state agrees), and what was checked. */
@@ -62,7 +64,8 @@ export interface StateCheck {
  * - an unreadable decision, or one whose status, version, decidedBy (and plan digest, when approved)
  *   no decision record has;
  * - a run-hash status or decided_by that disagrees with the journal's decision record;
- * - more than one decision record.
+ * - more than one decision record;
+ * - each signed release with no `released` record naming its step, version and the step's digest.
  *
  * @example
  * const check = checkRunState(records, { run, approvals, decision });
@@ -85,6 +88,7 @@ export function checkRunState(records: readonly JournalRecord[], state: StoredRu
       ),
     );
   }
+  findings.push(...checkReleases(state.releases ?? {}, journal));
   return {
     findings,
     approvals: Object.keys(state.approvals).length,
@@ -267,4 +271,46 @@ function summaryOf(decision: StoredDecision): DecisionSummary {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
+}
+
+// ── releases ─────────────────────────────────────────────────────────────────────────────────────
+
+const storedRelease = z.looseObject({
+  kind: z.literal('release'),
+  stepId: z.string(),
+  version,
+  plan: z.looseObject({ steps: z.array(z.looseObject({ id: z.string(), digest: z.string() })) }),
+});
+
+/** Each signed release must have its `released` record: the service writes both in one commit. */
+function checkReleases(stored: Readonly<Record<string, string>>, journal: JournalFacts): StateFinding[] {
+  const findings: StateFinding[] = [];
+  for (const field of Object.keys(stored).sort()) {
+    const parsed = parseJsonWith(storedRelease, stored[field] ?? '');
+    if (!parsed.ok || parsed.value.stepId !== field) {
+      const why = parsed.ok ? `it releases ${shown(parsed.value.stepId)}` : parsed.message;
+      findings.push(
+        finding(
+          'release_unreadable',
+          `releases field ${JSON.stringify(field)} is not its step's release: ${why}`,
+        ),
+      );
+      continue;
+    }
+    const release = parsed.value;
+    const digest = release.plan.steps.find((step) => step.id === release.stepId)?.digest;
+    const recorded = journal.releases.some(
+      (record) =>
+        record.stepId === release.stepId && record.version === release.version && record.digest === digest,
+    );
+    if (!recorded) {
+      findings.push(
+        finding(
+          'release_without_record',
+          `the release of step ${shown(release.stepId)} at version ${release.version} has no journal record`,
+        ),
+      );
+    }
+  }
+  return findings;
 }

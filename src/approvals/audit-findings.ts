@@ -16,7 +16,10 @@ export type StateFindingCode =
   /** The run hash's status / decided_by disagrees with the journal's decision record (or its absence). */
   | 'status_without_record'
   /** The journal records more than one decision: the service writes one at most. */
-  | 'conflicting_decisions';
+  | 'conflicting_decisions'
+  | 'release_unreadable'
+  /** A signed release in the releases hash that no `released` journal record accounts for. */
+  | 'release_without_record';
 
 export interface StateFinding {
   readonly code: StateFindingCode;

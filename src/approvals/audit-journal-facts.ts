@@ -16,6 +16,13 @@ export interface JournalledApproval {
   readonly stepDigests: readonly string[];
 }
 
+/** A `released` record: which step of which version, at which digest. */
+export interface JournalledRelease {
+  readonly stepId: string;
+  readonly version: number;
+  readonly digest: string;
+}
+
 /** A decision record, with its seq for messages. */
 export interface RecordedDecision extends DecisionSummary {
   readonly seq: number;
@@ -27,6 +34,7 @@ export interface JournalFacts {
   /** version → step id → digest, from the `validated` and `edited` records. */
   readonly versions: ReadonlyMap<number, ReadonlyMap<string, string>>;
   readonly decisions: readonly RecordedDecision[];
+  readonly releases: readonly JournalledRelease[];
   readonly findings: readonly StateFinding[];
 }
 
@@ -49,6 +57,7 @@ const readEvent = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('rejected'), version, userId: z.string() }),
   z.looseObject({ type: z.literal('expired'), version }),
   z.looseObject({ type: z.literal('invalid') }),
+  z.looseObject({ type: z.literal('released'), stepId: z.string(), version, digest: z.string() }),
 ]);
 
 const READ_TYPES: ReadonlySet<string> = new Set([
@@ -59,6 +68,7 @@ const READ_TYPES: ReadonlySet<string> = new Set([
   'rejected',
   'expired',
   'invalid',
+  'released',
 ]);
 
 /** Reads what the records say; an unreadable record of a type it reads becomes an `event_unreadable` finding. */
@@ -66,6 +76,7 @@ export function journalFacts(records: readonly JournalRecord[]): JournalFacts {
   const approvals: JournalledApproval[] = [];
   const versions = new Map<number, Map<string, string>>();
   const decisions: RecordedDecision[] = [];
+  const releases: JournalledRelease[] = [];
   const findings: StateFinding[] = [];
   for (const { seq, event: raw } of records) {
     if (!READ_TYPES.has(raw.type)) continue;
@@ -119,9 +130,12 @@ export function journalFacts(records: readonly JournalRecord[]): JournalFacts {
       case 'invalid':
         decisions.push({ seq, status: 'invalid', version: null, by: null, planDigest: null });
         break;
+      case 'released':
+        releases.push({ stepId: event.stepId, version: event.version, digest: event.digest });
+        break;
     }
   }
-  return { approvals, versions, decisions, findings };
+  return { approvals, versions, decisions, releases, findings };
 }
 
 /** `approved v2 by U0FIN3 (plan 6f7ac9167e16…) (#7)`. */

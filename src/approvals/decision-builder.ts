@@ -4,10 +4,12 @@
  */
 import type {
   Decision,
+  DecisionPlan,
   DecisionProvenance,
   DecisionStatus,
   Diagnostic,
   Phase,
+  ReleasedStep,
   UnsignedDecision,
 } from '../pipeline/index.ts';
 import type { RunKeys } from './keys.ts';
@@ -32,6 +34,8 @@ export interface DecisionInput {
   readonly phase?: Phase;
   readonly diagnostics?: readonly Diagnostic[];
   readonly configDigest: string;
+  /** Steps released before the decision, with the agent's report of each at this moment. */
+  readonly released?: readonly ReleasedStep[];
 }
 
 /**
@@ -48,41 +52,51 @@ export function buildDecision(input: DecisionInput): UnsignedDecision {
     agent: input.agent,
     status: input.status,
     version: version?.version ?? null,
-    plan:
-      version === undefined
-        ? null
-        : {
-            runId: version.plan.runId,
-            agent: version.plan.agent,
-            expiresAt: version.plan.expiresAt,
-            digest: version.plan.digest,
-            steps: version.plan.steps.map((step) => {
-              const counted = new Set(countedApprovers(step, version, approvals, authority));
-              return {
-                id: step.id,
-                tool: step.tool,
-                args: step.args,
-                digest: step.digest,
-                route: step.route.kind,
-                approvals: approvals
-                  .filter((approval) => isApprovalOf(approval, step) && counted.has(approval.userId))
-                  .sort((a, b) => a.at - b.at)
-                  .filter(
-                    (approval, index, sorted) =>
-                      sorted.findIndex((other) => other.userId === approval.userId) === index,
-                  )
-                  .map((approval) => ({ userId: approval.userId, at: new Date(approval.at).toISOString() })),
-                provenance: provenanceOf(version, step.id),
-                ...(step.dependsOn === undefined ? {} : { dependsOn: step.dependsOn }),
-              };
-            }),
-          },
+    plan: version === undefined ? null : decisionPlanOf(version, approvals, authority),
     decidedAt: new Date(input.decidedAt).toISOString(),
     decidedBy: input.decidedBy,
     reason: input.reason ?? null,
     phase: input.phase ?? null,
     diagnostics: input.diagnostics ?? [],
     configDigest: input.configDigest,
+    ...(input.released === undefined || input.released.length === 0 ? {} : { released: input.released }),
+  };
+}
+
+/**
+ * A version as a decision or a release carries it: each step with its digest, route, the approvals
+ * that counted (entitled people, given to that step id at its digest, oldest first) and who wrote it.
+ */
+export function decisionPlanOf(
+  version: StoredVersion,
+  approvals: readonly ApprovalRecord[],
+  authority: Authority,
+): DecisionPlan {
+  return {
+    runId: version.plan.runId,
+    agent: version.plan.agent,
+    expiresAt: version.plan.expiresAt,
+    digest: version.plan.digest,
+    steps: version.plan.steps.map((step) => {
+      const counted = new Set(countedApprovers(step, version, approvals, authority));
+      return {
+        id: step.id,
+        tool: step.tool,
+        args: step.args,
+        digest: step.digest,
+        route: step.route.kind,
+        approvals: approvals
+          .filter((approval) => isApprovalOf(approval, step) && counted.has(approval.userId))
+          .sort((a, b) => a.at - b.at)
+          .filter(
+            (approval, index, sorted) =>
+              sorted.findIndex((other) => other.userId === approval.userId) === index,
+          )
+          .map((approval) => ({ userId: approval.userId, at: new Date(approval.at).toISOString() })),
+        provenance: provenanceOf(version, step.id),
+        ...(step.dependsOn === undefined ? {} : { dependsOn: step.dependsOn }),
+      };
+    }),
   };
 }
 

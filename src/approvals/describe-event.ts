@@ -70,6 +70,8 @@ export function describeEvent(event: JournalEvent): string {
       return `ignored ${event.timer} timer for v${event.version}: v${event.currentVersion} is current`;
     case 'decision_delivered':
       return `decision delivered to the agent (${event.status})`;
+    case 'released':
+      return `released ${event.stepId} of v${event.version} to the agent (step ${short(event.digest)})`;
     case 'outcome':
       return `outcome of ${event.stepId}: ${event.status}${event.detail === undefined ? '' : ` (${event.detail})`}`;
     default: {

@@ -23,6 +23,7 @@ export function stateOf(snapshot: RunSnapshot): RunState | undefined {
     fields: snapshot.fields,
     current: snapshot.current,
     approvals: snapshot.approvals,
+    outcomes: snapshot.outcomes,
   };
 }
 

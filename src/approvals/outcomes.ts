@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { type RunState, stateOf } from './guard.ts';
 import type { Keys } from './keys.ts';
 import { type TimeSource, timeOf } from './redis-time.ts';
 import { commitLoop, RunCommit } from './run-commit.ts';
@@ -18,6 +19,12 @@ export interface OutcomeOptions {
   readonly uncertainAfterMs: number;
 }
 
+/**
+ * Adds to an `applied` report's commit whatever that report makes ready on a pending run (the service
+ * releases the steps that depended on it: releases.ts), so the release is atomic with the report.
+ */
+export type AfterApplied = (commit: RunCommit, state: RunState, now: number) => void;
+
 /** `applying` older than `uncertainAfterMs` reads as `uncertain`: derived on read, never stored. */
 export function deriveOutcome(outcome: StepOutcome, now: number, uncertainAfterMs: number): StepOutcome {
   return outcome.status === 'applying' && now - outcome.at > uncertainAfterMs
@@ -26,32 +33,34 @@ export function deriveOutcome(outcome: StepOutcome, now: number, uncertainAfterM
 }
 
 /**
- * The agent reports a step's outcome (journaled). `applying` claims the step: a second claim, or any
- * report after a final one, is refused — so a step is never dispatched twice, even when a decision is
- * delivered again. Needs no policy config, so the agent client calls it directly.
+ * The agent reports a step's outcome (journaled). Accepted for a step of an approved run, and for a
+ * step released before its run was decided (whatever the run's status since: it may have been running
+ * when the run was rejected); refused for any other (`not_approved`). `applying` claims the step: a
+ * second claim, or any report after a final one, is refused — so a step is never dispatched twice,
+ * even when a decision is delivered again. `afterApplied` joins the commit of an `applied` report on a
+ * pending run: what it releases is released with it, or not at all.
  */
 export async function recordOutcome(
   redis: Redis,
   keys: Keys,
   input: { runId: string; stepId: string; status: 'applying' | 'applied' | 'failed'; detail?: string },
-  options: OutcomeOptions,
+  options: OutcomeOptions & { readonly afterApplied?: AfterApplied },
 ): Promise<{ result: OutcomeResult; revision?: number }> {
   const runKeys = keys.forRun(input.runId);
-  const { attempt, revision } = await commitLoop(redis, runKeys, options.time, async (snapshot, now) => {
-    if (snapshot.fields === undefined || snapshot.current === undefined) {
+  const { attempt, revision } = await commitLoop(redis, runKeys, options.time, (snapshot, now) => {
+    const state = stateOf(snapshot);
+    if (state === undefined) {
       return { result: { kind: 'not_found' } as OutcomeResult };
     }
-    if (snapshot.fields.status !== 'approved') {
-      return { result: { kind: 'not_approved', status: snapshot.fields.status } as OutcomeResult };
+    const released = state.fields.released?.[input.stepId] !== undefined;
+    if (state.fields.status !== 'approved' && !released) {
+      return { result: { kind: 'not_approved', status: state.fields.status } as OutcomeResult };
     }
-    if (!snapshot.current.plan.steps.some((step) => step.id === input.stepId)) {
+    if (!state.current.plan.steps.some((step) => step.id === input.stepId)) {
       return { result: { kind: 'unknown_step' } as OutcomeResult };
     }
-    const existingText = await redis.hget(runKeys.outcomes, input.stepId);
-    const existing =
-      existingText === null
-        ? undefined
-        : deriveOutcome(JSON.parse(existingText) as StepOutcome, now, options.uncertainAfterMs);
+    const stored = snapshot.outcomes[input.stepId];
+    const existing = stored === undefined ? undefined : deriveOutcome(stored, now, options.uncertainAfterMs);
     if (existing !== undefined && (input.status === 'applying' || existing.status !== 'applying')) {
       return { result: { kind: 'already_claimed', outcome: existing } as OutcomeResult };
     }
@@ -61,7 +70,10 @@ export async function recordOutcome(
       at: now,
       ...(input.detail === undefined ? {} : { detail: input.detail.slice(0, 2000) }),
     };
-    const commit = new RunCommit(runKeys, snapshot)
+    // On a pending run before its expiry, the commit lands before the expiry or not at all (as the
+    // use cases' commits do): a release it carries is never made past it.
+    const open = state.fields.status === 'pending' && now < state.fields.expiresAt;
+    const commit = new RunCommit(runKeys, snapshot, open ? state.fields.expiresAt : undefined)
       .hset(runKeys.outcomes, { [input.stepId]: JSON.stringify(outcome) })
       .journal(
         {
@@ -71,8 +83,15 @@ export async function recordOutcome(
           ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
         },
         now,
-        snapshot.fields.planDigest,
+        state.fields.planDigest,
       );
+    if (input.status === 'applied' && open) {
+      options.afterApplied?.(
+        commit,
+        { ...state, outcomes: { ...snapshot.outcomes, [input.stepId]: outcome } },
+        now,
+      );
+    }
     return { commit, result: { kind: 'recorded', outcome } as OutcomeResult };
   });
   return { result: attempt.result, ...(revision === undefined ? {} : { revision }) };

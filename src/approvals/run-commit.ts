@@ -43,6 +43,9 @@ export interface RunFieldUpdate {
   chain_step?: { readonly version: number; readonly step: string };
   plan_digest?: string;
   submission_digest?: string;
+  released?: Readonly<
+    Record<string, { readonly at: number; readonly version: number; readonly digest: string }>
+  >;
 }
 
 /**
@@ -164,7 +167,7 @@ export interface Attempt<R> {
 }
 
 const MAX_ATTEMPTS = 25;
-const ABSENT: RunSnapshot = { rev: '0', approvals: [] };
+const ABSENT: RunSnapshot = { rev: '0', approvals: [], outcomes: {} };
 
 /**
  * Read → decide → compare-and-set, retried on a lost race: the one loop every transition runs in.

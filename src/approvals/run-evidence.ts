@@ -27,15 +27,17 @@ export async function readRunEvidence(
     .hgetall(runKeys.run)
     .hgetall(runKeys.approvals)
     .get(runKeys.decision)
+    .hgetall(runKeys.releases)
     .exec();
   if (replies === null)
     throw new CountersignError('redis_aborted', 'readRunEvidence: the transaction was aborted');
   for (const [error] of replies) if (error) throw error;
-  const [[, list], [, run], [, approvals], [, decision]] = replies as [
+  const [[, list], [, run], [, approvals], [, decision], [, releases]] = replies as [
     [null, string[]],
     [null, Record<string, string>],
     [null, Record<string, string>],
     [null, string | null],
+    [null, Record<string, string>],
   ];
   return {
     records: list,
@@ -43,5 +45,6 @@ export async function readRunEvidence(
     run,
     approvals,
     decision,
+    releases,
   };
 }

@@ -6,7 +6,15 @@ import type { CountersignConfig } from '../config/config-types.ts';
 import { unmetDependencies } from '../pipeline/index.ts';
 import { type Authority, approversOf, awaitedSteps, blockedSteps, standingOf } from './rules.ts';
 import type { RunFields } from './store.ts';
-import type { ApprovalRecord, EscalatedPerson, RunView, StepWait, StoredVersion } from './types.ts';
+import type {
+  ApprovalRecord,
+  EscalatedPerson,
+  RunView,
+  StepOutcome,
+  StepRelease,
+  StepWait,
+  StoredVersion,
+} from './types.ts';
 
 /** What a projection reads of the config. */
 export type AuthorityConfig = Pick<CountersignConfig, 'groups' | 'escalation'> & {
@@ -67,6 +75,8 @@ export interface RunStateInput {
   readonly fields: RunFields;
   readonly current: StoredVersion;
   readonly approvals: readonly ApprovalRecord[];
+  /** The agent's reports per step as stored (what is `applied` decides what waiting steps wait for). */
+  readonly outcomes?: Readonly<Record<string, StepOutcome>>;
 }
 
 /** Projects the run as people and agents see it (current version only). */
@@ -101,25 +111,45 @@ export function projectRun(config: AuthorityConfig, runId: string, state: RunSta
     ...(fields.escalatedAt === undefined ? {} : { escalatedAt: fields.escalatedAt }),
     ...(fields.chainStep === undefined ? {} : { chainStep: fields.chainStep }),
     createdAt: fields.createdAt,
-    released: {},
-    waiting: fields.status === 'pending' ? waitingOf(current, standing, new Set()) : {},
+    released: Object.fromEntries(
+      Object.entries(fields.released ?? {}).map(([stepId, entry]): [string, StepRelease] => [
+        stepId,
+        { at: entry.at, version: entry.version },
+      ]),
+    ),
+    waiting:
+      fields.status === 'pending'
+        ? waitingOf(current, standing, appliedOf(state.outcomes), fields.released ?? {})
+        : {},
   };
 }
 
-/** What each step of a pending version waits for, given the steps reported applied. */
+/** The steps reported `applied`. */
+export function appliedOf(outcomes: RunStateInput['outcomes']): Set<string> {
+  return new Set(
+    Object.values(outcomes ?? {}).flatMap((outcome) =>
+      outcome.status === 'applied' ? [outcome.stepId] : [],
+    ),
+  );
+}
+
+/** What each step of a pending version not released yet waits for, given the steps reported applied. */
 export function waitingOf(
   current: StoredVersion,
   standing: RunView['standing'],
   applied: ReadonlySet<string>,
+  released: Readonly<Record<string, unknown>> = {},
 ): Record<string, StepWait> {
   return Object.fromEntries(
-    current.plan.steps.map((step) => [
-      step.id,
-      {
-        approvals: step.route.kind === 'review' && standing[step.id]?.satisfied !== true,
-        dependencies: unmetDependencies(step, applied),
-        plan: step.route.kind === 'block' || step.route.continue !== true,
-      },
-    ]),
+    current.plan.steps
+      .filter((step) => released[step.id] === undefined)
+      .map((step) => [
+        step.id,
+        {
+          approvals: step.route.kind === 'review' && standing[step.id]?.satisfied !== true,
+          dependencies: unmetDependencies(step, applied),
+          plan: step.route.kind === 'block' || step.route.continue !== true,
+        },
+      ]),
   );
 }

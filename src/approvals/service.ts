@@ -8,12 +8,13 @@
  */
 
 import type { ErrorReporter } from '../log.ts';
-import { type Decision, type ReceiptSigner, signDecision } from '../pipeline/index.ts';
+import { type Decision, type ReceiptSigner, signDecision, signRelease } from '../pipeline/index.ts';
 import type { DecisionSigner } from './decision-builder.ts';
 import { approveRights, checkAction, editRights, type RunState, rejectRights } from './guard.ts';
 import { Outbox } from './outbox.ts';
 import { type OutcomeResult, recordOutcome } from './outcomes.ts';
 import { ApprovalQueries, type QueryOptions } from './queries.ts';
+import { type ReleaseSigner, releaseReady } from './releases.ts';
 import { commitLoop } from './run-commit.ts';
 import { projectRun } from './run-view.ts';
 import { loadRunAt, type RunSnapshot } from './store.ts';
@@ -86,6 +87,7 @@ return 0`;
 
 export class ApprovalService extends ApprovalQueries {
   private readonly sign: DecisionSigner;
+  private readonly signRelease: ReleaseSigner;
   private readonly outbox: Outbox;
   private readonly onError: ErrorReporter;
   private readonly listeners: CommittedListener[] = [];
@@ -97,6 +99,7 @@ export class ApprovalService extends ApprovalQueries {
     this.onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
     const { signer } = options;
     this.sign = (unsigned) => signDecision(unsigned, signer);
+    this.signRelease = (unsigned) => signRelease(unsigned, signer);
     this.outbox = new Outbox({
       redis: this.redis,
       keys: this.keys,
@@ -204,7 +207,17 @@ export class ApprovalService extends ApprovalQueries {
     // Marked before the commit, like every change people see: the card shows outcomes.
     await this.redis.zadd(this.keys.changed, await this.now(), input.runId);
     const options = this.outcomeOptions();
-    const { result, revision } = await recordOutcome(this.redis, this.keys, input, options);
+    const { result, revision } = await recordOutcome(this.redis, this.keys, input, {
+      ...options,
+      // An `applied` report releases the steps that were waiting only for it, in its own commit.
+      afterApplied: (commit, state, now) => {
+        releaseReady(
+          { config: this.config, keys: this.keys, now, signRelease: this.signRelease },
+          commit,
+          state,
+        );
+      },
+    });
     if (revision !== undefined) {
       // A claim the agent never finishes turns `uncertain` by time alone: the card is drawn again then.
       const showAgainAt =
@@ -314,7 +327,11 @@ export class ApprovalService extends ApprovalQueries {
       this.redis,
       this.keys.forRun(runId),
       this.time,
-      (read, at) => useCase({ config: this.config, keys: this.keys, now: at, sign: this.sign }, read),
+      (read, at) =>
+        useCase(
+          { config: this.config, keys: this.keys, now: at, sign: this.sign, signRelease: this.signRelease },
+          read,
+        ),
       async (pending, at) => {
         // Into the outboxes before the commit, so a crash right after it still gets the decision
         // delivered and Slack brought up to date (the repair loop finds the run in `changed`).

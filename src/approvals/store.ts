@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { CountersignError, type Decision } from '../pipeline/index.ts';
 import type { RunKeys } from './keys.ts';
 import { timeReplyMs } from './redis-time.ts';
-import type { ApprovalRecord, RunStatus, StoredVersion } from './types.ts';
+import type { ApprovalRecord, RunStatus, StepOutcome, StoredVersion } from './types.ts';
 
 /** The run hash, parsed. Field names in Redis are snake_case. */
 export interface RunFields {
@@ -33,10 +33,23 @@ export interface RunFields {
    * transition that fired it). Absent before the first step, and on runs stored before it was kept.
    */
   readonly chainStep?: { readonly version: number; readonly step: string };
+  /**
+   * Steps released before the plan was decided: when, in which version, at which digest (the signed
+   * releases themselves are in the run's `releases` hash). Absent or empty when none were.
+   */
+  readonly released?: Readonly<Record<string, ReleasedEntry>>;
   readonly journalSeq: number;
   readonly journalHead: string;
   readonly planDigest: string | null;
   readonly submissionDigest: string;
+}
+
+/** One released step as the run hash keeps it. */
+export interface ReleasedEntry {
+  /** ms since the epoch (Redis's time). */
+  readonly at: number;
+  readonly version: number;
+  readonly digest: string;
 }
 
 /** A consistent read of one run: versions are immutable, so the run hash's `rev` pins everything. */
@@ -47,6 +60,8 @@ export interface RunSnapshot {
   /** Absent when the run does not exist, and for a plan refused as invalid (decided with no version). */
   readonly current?: StoredVersion;
   readonly approvals: readonly ApprovalRecord[];
+  /** The agent's reports per step, as stored (`uncertain` is derived on read, not here). */
+  readonly outcomes: Readonly<Record<string, StepOutcome>>;
   /** For a plan refused as invalid (no version to read): the decision it got. */
   readonly invalidDecision?: Decision;
 }
@@ -64,13 +79,26 @@ export async function loadRunAt(
   redis: Redis,
   keys: RunKeys,
 ): Promise<{ readonly snapshot: RunSnapshot; readonly redisNow: number }> {
-  const results = await redis.multi().time().hgetall(keys.run).hgetall(keys.approvals).exec();
+  const results = await redis
+    .multi()
+    .time()
+    .hgetall(keys.run)
+    .hgetall(keys.approvals)
+    .hgetall(keys.outcomes)
+    .exec();
   const redisTime = results?.[0]?.[1] as string[] | undefined;
   if (redisTime === undefined)
     throw new CountersignError('redis_aborted', `${keys.run}: the read was aborted`);
   const hash = (results?.[1]?.[1] ?? {}) as Record<string, string>;
   const approvalHash = (results?.[2]?.[1] ?? {}) as Record<string, string>;
-  return { snapshot: await snapshotOf(redis, keys, hash, approvalHash), redisNow: timeReplyMs(redisTime) };
+  const outcomeHash = (results?.[3]?.[1] ?? {}) as Record<string, string>;
+  const outcomes = Object.fromEntries(
+    Object.entries(outcomeHash).map(([stepId, text]) => [stepId, JSON.parse(text) as StepOutcome]),
+  );
+  return {
+    snapshot: { ...(await snapshotOf(redis, keys, hash, approvalHash)), outcomes },
+    redisNow: timeReplyMs(redisTime),
+  };
 }
 
 async function snapshotOf(
@@ -78,7 +106,7 @@ async function snapshotOf(
   keys: RunKeys,
   hash: Record<string, string>,
   approvalHash: Record<string, string>,
-): Promise<RunSnapshot> {
+): Promise<Omit<RunSnapshot, 'outcomes'>> {
   if (hash.rev === undefined) return { rev: '0', approvals: [] };
   const fields = parseFields(hash);
   // A plan refused as invalid is decided without a version (version 0): the run has no plan to read.
@@ -200,6 +228,9 @@ function parseFields(hash: Record<string, string>): RunFields {
     ...(hash.chain_step === undefined || hash.chain_step === ''
       ? {}
       : { chainStep: JSON.parse(hash.chain_step) as { version: number; step: string } }),
+    ...(hash.released === undefined
+      ? {}
+      : { released: JSON.parse(hash.released) as Record<string, ReleasedEntry> }),
     journalSeq: Number(hash.journal_seq ?? 0),
     journalHead: hash.journal_head ?? '',
     planDigest: optional(hash.plan_digest, String) ?? null,

@@ -271,6 +271,8 @@ export type JournalEvent =
       readonly currentVersion: number;
     }
   | { readonly type: 'decision_delivered'; readonly status: string }
+  /** A step released to the agent before the plan was decided, with the version and digest released. */
+  | { readonly type: 'released'; readonly stepId: string; readonly version: number; readonly digest: string }
   | {
       readonly type: 'outcome';
       readonly stepId: string;

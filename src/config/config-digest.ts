@@ -36,7 +36,11 @@ export function configDigest(input: ConfigInput): string {
         distinctFromAuthor: policyRule.distinctFromAuthor ?? false,
         // Only when set: configs that do not use it keep the digest they had.
         ...(policyRule.escalatedMayApprove === false ? { escalatedMayApprove: false } : {}),
+        ...(policyRule.continue === true ? { continue: true } : {}),
       })),
+      ...(input.internalTools === undefined || input.internalTools.length === 0
+        ? {}
+        : { internalTools: [...input.internalTools].sort() }),
       // What an escalation lets people approve decides approvals as much as the groups do; a level that
       // only notifies decides nothing, and leaves the digest as it was.
       ...escalationGrantsDigestPart(input.escalation),

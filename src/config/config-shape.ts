@@ -47,8 +47,10 @@ const shape = z.strictObject({
       distinctFromAuthor: z.boolean().optional(),
       escalatedMayApprove: z.boolean().optional(),
       reason: z.string().optional(),
+      continue: z.boolean().optional(),
     }),
   ),
+  internalTools: z.array(z.string()).optional(),
   authoring: z.record(z.string(), z.union([z.literal('*'), z.array(z.string())])),
   escalation: z
     .record(

@@ -93,6 +93,12 @@ export interface ConfigInput {
    */
   readonly groups: Readonly<Record<string, GroupInput>>;
   readonly policy: readonly PolicyRule[];
+  /**
+   * `write` tools whose effect stays inside your own systems (an internal note, a tag): a policy rule
+   * may mark their steps `continue`, to run before the whole plan is decided. Listing a tool here
+   * changes nothing else; `read` tools may continue without it, `irreversible` tools never.
+   */
+  readonly internalTools?: readonly string[];
   /** Group name → tools its members may add or change in an edit (`'*'` for all). */
   readonly authoring: Readonly<Record<string, readonly string[] | '*'>>;
   /** Per agent. */

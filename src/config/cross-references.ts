@@ -46,6 +46,13 @@ export function checkCrossReferences(input: ConfigInput, names: NameChecks, prob
   input.policy.forEach((policyRule, index) => {
     checkPolicyRule(input, policyRule, index, names, problems);
   });
+  for (const tool of input.internalTools ?? []) {
+    names.tool('internalTools', tool);
+    const effect = input.tools.find((candidate) => candidate.name === tool)?.effect;
+    if (effect !== undefined && effect !== 'write') {
+      problems.push(`internalTools: ${tool} is ${effect}; only write tools can be declared internal`);
+    }
+  }
   for (const [group, tools] of Object.entries(input.authoring)) {
     names.group('authoring', group);
     if (tools !== '*') for (const tool of tools) names.tool(`authoring.${group}`, tool);
@@ -62,6 +69,7 @@ function checkPolicyRule(
   const where = `policy[${index}] (${ruleName(policyRule, index)})`;
   for (const tool of typeof policyRule.tool === 'string' ? [policyRule.tool] : policyRule.tool)
     names.tool(where, tool);
+  if (policyRule.continue === true) checkContinue(input, policyRule, where, problems);
   if (policyRule.route !== 'review') {
     if (policyRule.approvers !== undefined || policyRule.approvals !== undefined) {
       problems.push(`${where}: approvers/approvals only apply to route 'review'`);
@@ -86,5 +94,29 @@ function checkPolicyRule(
     problems.push(
       `${where}: needs ${needed} approvals but group ${policyRule.approvers} has ${size} distinct member(s)`,
     );
+  }
+}
+
+/**
+ * A `continue` rule may cover only tools that are safe to run before the plan is decided: `read`, or
+ * `write` declared internal. Checked against every tool the rule could match (`'*'` is all of them),
+ * so whatever its `when` says at run time, it can never release an irreversible or outward write.
+ */
+function checkContinue(input: ConfigInput, policyRule: PolicyRule, where: string, problems: string[]): void {
+  if (policyRule.route === 'block') {
+    problems.push(`${where}: continue does not apply to route 'block'`);
+    return;
+  }
+  const named = typeof policyRule.tool === 'string' ? [policyRule.tool] : policyRule.tool;
+  const covered = named.includes('*') ? input.tools : input.tools.filter((tool) => named.includes(tool.name));
+  const internal = new Set(input.internalTools ?? []);
+  for (const tool of covered) {
+    if (tool.effect === 'irreversible') {
+      problems.push(`${where}: continue covers ${tool.name}, which is irreversible: it can never run early`);
+    } else if (tool.effect === 'write' && !internal.has(tool.name)) {
+      problems.push(
+        `${where}: continue covers ${tool.name}, a write tool not declared internal (add it to internalTools if its effect stays inside your systems)`,
+      );
+    }
   }
 }

@@ -34,6 +34,13 @@ export interface PolicyRule {
   readonly escalatedMayApprove?: boolean;
   /** Why the step is blocked (for `block`). */
   readonly reason?: string;
+  /**
+   * True: the rule's steps may run before the whole plan is decided — each is released to the agent
+   * once its own approvals are complete (at once for `auto`) and every step it depends on is reported
+   * applied. Only for tools whose effect is `read`, or `write` listed in the config's `internalTools`;
+   * `defineConfig` refuses a rule that could cover any other tool (never `irreversible`).
+   */
+  readonly continue?: boolean;
 }
 
 /**
@@ -109,7 +116,7 @@ function routeOf(policyRule: PolicyRule, index: number): Route {
   let route: Route;
   switch (policyRule.route) {
     case 'auto':
-      route = { kind: 'auto', rule: name };
+      route = { kind: 'auto', rule: name, ...(policyRule.continue === true ? { continue: true } : {}) };
       break;
     case 'block':
       route = { kind: 'block', rule: name, reason: policyRule.reason ?? `blocked by policy rule ${name}` };
@@ -122,6 +129,7 @@ function routeOf(policyRule: PolicyRule, index: number): Route {
         approvals: policyRule.approvals ?? 1,
         distinctFromAuthor: policyRule.distinctFromAuthor ?? false,
         ...(policyRule.escalatedMayApprove === false ? { escalatedMayApprove: false } : {}),
+        ...(policyRule.continue === true ? { continue: true } : {}),
       };
       break;
   }

@@ -1,15 +1,18 @@
 /**
  * Model-based test of the approval state machine (issue 11 §4).
  *
- * Random runs — a submission, then up to 14 approvals, rejections, edits (changed, added — often
+ * Random runs — a submission (steps often depending on an earlier one), then up to 14 approvals, rejections, edits (changed, added — often
  * identical to a step already there —, removed, moved and reverted steps, restorations, ids reused or
  * malformed, steps the pipeline refuses), diff-message actions, waits, expiry and escalation timers,
- * re-submissions, by people from ops, fin and lead and an outsider, on current and stale versions — go
+ * re-submissions, the agent's outcome reports (applying, applied, failed), by people from ops, fin and
+ * lead and an outsider, on current and stale versions — go
  * to the real ApprovalService on real Redis and to the reference model in ./model/run-model.ts. After
  * every command the answer, the run (`getRun`: status, version, steps, provenance, standing, awaiting,
  * blocked, escalation, ids used, approval records) and the decision (`getDecision`, also what was
- * delivered) must be the model's, and the invariants in ./model/observe.ts must hold on the service's
- * own state. Every stored edit is validated again as an edit by its editor (all four phases).
+ * delivered, with the steps released before it) must be the model's, and the invariants in
+ * ./model/observe.ts must hold on the service's own state — among them that no step is released before
+ * every step it depends on was reported applied and its own approvals were complete, that only
+ * `continue` steps are, and that nothing is released after the run was decided. Every stored edit is validated again as an edit by its editor (all four phases).
  *
  * A failure prints fast-check's seed and path with the shrunk commands (and their replayPath), the
  * fields that differ, and the run as it went (concrete steps and answers). Replay it with
@@ -30,8 +33,9 @@
  * s4 awaiting one ops approval, with none: U0OPS1 approved s1, not s4. The digest-only model counts
  * U0OPS1's approval of those bytes for s4 as well, and shows only s2 awaiting — under the old
  * rule an approval given to one step approved another step added later with the same bytes. With its
- * fixed seed the test finds the same thing without the note: submit([pay acme 500, ship A]),
- * approve(U0OPS1), edit(U0OPS1: add ship A) — the service has the new s3 awaiting, the model not.
+ * fixed seed (and the commands as they are since dependencies and outcome reports joined them) the
+ * test finds the same thing with one payment: submit([pay acme 500]), approve(U0FIN2), edit(U0FIN3: add
+ * a copy of s1) — the service has the new s2 with no approval, the model counts U0FIN2's for it.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -75,7 +79,10 @@ function setup(binding: ApprovalBinding): { model: RunModel; real: Real } {
       delivered.push(decision);
     },
   });
-  return { model: new RunModel(runId, T0, binding), real: { svc, runId, clock, delivered, trace: [] } };
+  return {
+    model: new RunModel(runId, T0, binding),
+    real: { svc, redis, runId, clock, delivered, trace: [] },
+  };
 }
 
 /** Random runs: a submission, then 0–14 commands, checked against the model bound by `binding`. */

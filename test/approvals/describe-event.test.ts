@@ -142,6 +142,12 @@ const cases: { [T in JournalEvent['type']]: readonly (readonly [EventOf<T>, stri
   decision_delivered: [
     [{ type: 'decision_delivered', status: 'approved' }, 'decision delivered to the agent (approved)'],
   ],
+  released: [
+    [
+      { type: 'released', stepId: 's2', version: 1, digest: DIGEST },
+      'released s2 of v1 to the agent (step 6f7ac9167e16…)',
+    ],
+  ],
   outcome: [
     [
       { type: 'outcome', stepId: 's4', status: 'failed', detail: 'invoice locked' },

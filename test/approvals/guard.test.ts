@@ -62,12 +62,15 @@ describe('checkAction', () => {
     fields: run.fields,
     current: run.current,
     approvals: run.approvals,
+    outcomes: {},
   });
 
   it('answers in order: unknown, decided, expired, stale, open', () => {
     const run = state();
     const expiresAt = run.fields.expiresAt;
-    expect(checkAction(freightConfig, { rev: '0', approvals: [] }, { runId: 'x', version: 1 }, NOW)).toEqual({
+    expect(
+      checkAction(freightConfig, { rev: '0', approvals: [], outcomes: {} }, { runId: 'x', version: 1 }, NOW),
+    ).toEqual({
       kind: 'closed',
       answer: { kind: 'not_found', runId: 'x' },
     });

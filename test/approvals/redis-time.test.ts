@@ -12,7 +12,13 @@ import { commitLoop } from '../../src/approvals/run-commit.ts';
 import { ApprovalService } from '../../src/approvals/service.ts';
 import type { UseCaseResult } from '../../src/approvals/types.ts';
 import { approve } from '../../src/approvals/use-cases/approve.ts';
-import { type Decision, signDecision, type UnsignedDecision } from '../../src/pipeline/index.ts';
+import {
+  type Decision,
+  signDecision,
+  signRelease,
+  type UnsignedDecision,
+  type UnsignedRelease,
+} from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
 import { testSigning } from '../support/stack.ts';
 
@@ -55,6 +61,7 @@ async function submit(svc: ApprovalService, expiresInMs: number) {
 }
 
 const sign = (unsigned: UnsignedDecision) => signDecision(unsigned, testSigning.signer);
+const release = (unsigned: UnsignedRelease) => signRelease(unsigned, testSigning.signer);
 
 /** The run's journal records: when each was written and what happened. */
 async function journalOf(svc: ApprovalService, runId: string) {
@@ -125,7 +132,7 @@ describe("transitions decide at Redis's TIME", () => {
       decidedAt.push(now);
       // The first attempt decides before the expiry, then stalls past it (a long GC pause, a slow host).
       if (decidedAt.length === 1) await sleepUntilRedis(expiresAt + 50);
-      return approve({ config, keys: svc.keys, now, sign }, snapshot, {
+      return approve({ config, keys: svc.keys, now, sign, signRelease: release }, snapshot, {
         runId,
         version: 1,
         userId: 'U0FIN1',
@@ -146,7 +153,11 @@ describe("transitions decide at Redis's TIME", () => {
     const { runId } = await submit(svc, 60_000);
     const keys = svc.keys.forRun(runId);
     const { attempt, committed } = await commitLoop(redis, keys, 'redis', (snapshot, now) =>
-      approve({ config, keys: svc.keys, now, sign }, snapshot, { runId, version: 1, userId: 'U0FIN1' }),
+      approve({ config, keys: svc.keys, now, sign, signRelease: release }, snapshot, {
+        runId,
+        version: 1,
+        userId: 'U0FIN1',
+      }),
     );
     expect(committed).toBe(true);
     expect(attempt.result.kind).toBe('awaiting');

@@ -5,6 +5,7 @@
  */
 import { envelopeOf, validate } from '../../pipeline/index.ts';
 import { approveRights, authorityFor, type RunState } from '../guard.ts';
+import { releaseReady } from '../releases.ts';
 import { awaitedSteps, blockedSteps } from '../rules.ts';
 import type { RunCommit } from '../run-commit.ts';
 import { approvalEntry } from '../run-commit.ts';
@@ -66,10 +67,18 @@ export function approve(ctx: UseCaseContext, snapshot: RunSnapshot, input: Appro
       state.current.plan.digest,
     );
   }
-  const awaiting = (version: StoredVersion): Attempt => ({
-    ...(added.length > 0 ? { commit } : {}),
-    result: { kind: 'awaiting', run: viewOf(ctx, input.runId, { ...next, current: version }), approvedSteps },
-  });
+  // Still pending: the approvals may have completed a `continue` step, released in the same commit.
+  const awaiting = (version: StoredVersion): Attempt => {
+    const released = releaseReady(ctx, commit, next);
+    return {
+      ...(added.length > 0 || released.releasedNow.length > 0 ? { commit } : {}),
+      result: {
+        kind: 'awaiting',
+        run: viewOf(ctx, input.runId, { ...released.state, current: version }),
+        approvedSteps,
+      },
+    };
+  };
   if (!complete(ctx, next, state.current)) return awaiting(state.current);
 
   // Re-check at the boundary: policy and the tools' checks as they are now, not as they were.

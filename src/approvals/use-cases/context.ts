@@ -8,6 +8,7 @@ import type { Decision, DecisionStatus } from '../../pipeline/index.ts';
 import { buildDecision, type DecisionSigner, sealDecision } from '../decision-builder.ts';
 import { authorityFor, checkAction, type RunState } from '../guard.ts';
 import type { Keys } from '../keys.ts';
+import { type ReleaseSigner, releasedSteps } from '../releases.ts';
 import { RunCommit, type RunFieldUpdate } from '../run-commit.ts';
 import { projectRun, type RunStateInput } from '../run-view.ts';
 import type { RunSnapshot } from '../store.ts';
@@ -19,6 +20,8 @@ export interface UseCaseContext {
   /** Milliseconds since the epoch: Redis's `TIME`, read with the snapshot of each attempt. */
   readonly now: number;
   readonly sign: DecisionSigner;
+  /** Signs a step's early release (the same key and receipt scheme as decisions). */
+  readonly signRelease: ReleaseSigner;
 }
 
 /** One attempt at a use case. */
@@ -86,6 +89,7 @@ export function decideRun(
       decidedBy: outcome.by,
       ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
       configDigest: ctx.config.digest,
+      released: releasedSteps(state),
     }),
   );
   sealDecision(commit, ctx.keys.forRun(state.runId), ctx.keys.decided(state.fields.agent), decision, extra);

@@ -20,6 +20,7 @@ import {
   validate,
 } from '../../pipeline/index.ts';
 import { editRights, type RunState } from '../guard.ts';
+import { releasedStepProblem, releaseReady } from '../releases.ts';
 import type { RunSnapshot } from '../store.ts';
 import type { StoredVersion } from '../types.ts';
 import { type Attempt, commitFor, gate, refuse, type UseCaseContext, viewOf } from './context.ts';
@@ -61,6 +62,22 @@ export function applyEdit(ctx: UseCaseContext, snapshot: RunSnapshot, input: Edi
   if (diff.isEmpty && base.digest === validated.plan.digest) {
     return { result: { kind: 'unchanged', run: viewOf(ctx, input.runId, state) } };
   }
+  // A released step may be running: the edit may move it, never change or remove it.
+  const releasedProblem = releasedStepProblem(state.fields.released, validated.plan.steps);
+  if (releasedProblem !== undefined) {
+    return editRefused(ctx, snapshot, input, base, {
+      ok: false,
+      phase: 'authorize',
+      diagnostics: [
+        {
+          phase: 'authorize',
+          code: 'immutable_field',
+          stepId: releasedProblem.stepId,
+          message: releasedProblem.message,
+        },
+      ],
+    });
+  }
   const version = nextVersion(ctx, state, input.editorId, validated.plan, diff);
   const commit = commitFor(ctx, snapshot, input.runId)
     .set(ctx.keys.forRun(input.runId).version(version.version), JSON.stringify(version))
@@ -78,7 +95,12 @@ export function applyEdit(ctx: UseCaseContext, snapshot: RunSnapshot, input: Edi
       ctx.now,
       version.plan.digest,
     );
-  const next = { ...state, current: version, fields: { ...state.fields, version: version.version } };
+  // The new version may make a step ready (a `continue` step added, or one whose approvals carry over).
+  const next = releaseReady(ctx, commit, {
+    ...state,
+    current: version,
+    fields: { ...state.fields, version: version.version },
+  }).state;
   return {
     commit,
     result: { kind: 'edited', run: viewOf(ctx, input.runId, next), previous: state.current, diff },
@@ -202,8 +224,15 @@ function diffActionSteps(
   action: DiffAction,
   stepId: string | undefined,
 ): { readonly ok: true; readonly steps: EditedStep[] } | { readonly ok: false; readonly reason: string } {
-  const plain = (steps: readonly { id: string; tool: string; args: JsonObject }[]) =>
-    steps.map(({ id, tool, args }) => ({ id, tool, args }));
+  const plain = (
+    steps: readonly { id: string; tool: string; args: JsonObject; dependsOn?: readonly string[] }[],
+  ) =>
+    steps.map(({ id, tool, args, dependsOn }) => ({
+      id,
+      tool,
+      args,
+      ...(dependsOn === undefined ? {} : { dependsOn }),
+    }));
   switch (action) {
     case 'discard_edit':
       return { ok: true, steps: plain(base.plan.steps) };

@@ -15,6 +15,7 @@ import {
 } from '../../pipeline/index.ts';
 import { buildDecision, sealDecision } from '../decision-builder.ts';
 import { stateOf } from '../guard.ts';
+import { releaseReady } from '../releases.ts';
 import type { RunCommit, RunFieldUpdate } from '../run-commit.ts';
 import type { RunFields, RunSnapshot } from '../store.ts';
 import type { JournalEvent, StoredVersion } from '../types.ts';
@@ -142,6 +143,7 @@ function storeFirstVersion(
     fields: initialFields(input.agent, now, expiresAt, submissionDigest, plan.digest),
     current: version,
     approvals: [],
+    outcomes: {},
   };
   if (plan.steps.every((step) => step.route.kind === 'auto')) {
     const decision = decideRun(ctx, commit, state, { status: 'approved', by: 'policy' });
@@ -150,7 +152,9 @@ function storeFirstVersion(
     return { commit, decision, result: { kind: 'approved', run, decision } };
   }
   commit.run({ status: 'pending' });
-  return { commit, result: { kind: 'pending', run: viewOf(ctx, input.runId, state) } };
+  // `auto` steps marked `continue` with nothing to wait for run at once.
+  const released = releaseReady(ctx, commit, state).state;
+  return { commit, result: { kind: 'pending', run: viewOf(ctx, input.runId, released) } };
 }
 
 /** The plan validated, and bound to the signed submission: the text must name the run and agent it was signed for. */

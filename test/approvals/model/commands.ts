@@ -5,6 +5,7 @@
  * identical steps, reverts, stale versions and expiry happen often.
  */
 import fc from 'fast-check';
+import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import type { ApprovalService } from '../../../src/approvals/service.ts';
 import type { UseCaseResult } from '../../../src/approvals/types.ts';
@@ -24,6 +25,8 @@ import {
 /** The system under test for one sequence: a service on a fresh run id, with a clock the test moves. */
 export interface Real {
   readonly svc: ApprovalService;
+  /** The connection the service uses (the journal is read back from it). */
+  readonly redis: Redis;
   readonly runId: string;
   readonly clock: { now: number };
   /** Decisions the service delivered, in order. */
@@ -78,7 +81,8 @@ function showStep(step: { readonly id?: string; readonly tool: string; readonly 
 }
 
 function showSpec(step: StepSpec): string {
-  return `${step.tool}${JSON.stringify(step.args)}`;
+  const deps = step.dependsOn === undefined ? '' : ` ← ${step.dependsOn.join(',')}`;
+  return `${step.tool}${JSON.stringify(step.args)}${deps}`;
 }
 
 /** `current`, or `current-n` for a version n behind it. */
@@ -324,7 +328,15 @@ function removedIds(model: RunModel, steps: readonly EditedStep[]): string[] {
 
 /** The steps the editor sends: the version's steps with `ops` applied, by index (modulo length). */
 export function resolveEdit(model: RunModel, base: ModelVersion, ops: readonly EditOp[]): EditedStep[] {
-  const steps: EditedStep[] = base.steps.map(({ id, tool, args }) => ({ id, tool, args }));
+  // A step keeps its dependencies through the edit form; new steps and copies have none.
+  const deps = (step: { readonly dependsOn?: readonly string[] }) =>
+    step.dependsOn === undefined ? {} : { dependsOn: step.dependsOn };
+  const steps: EditedStep[] = base.steps.map((step) => ({
+    id: step.id,
+    tool: step.tool,
+    args: step.args,
+    ...deps(step),
+  }));
   const pick = (at: number) => (steps.length === 0 ? undefined : at % steps.length);
   for (const op of ops) {
     switch (op.op) {
@@ -332,7 +344,12 @@ export function resolveEdit(model: RunModel, base: ModelVersion, ops: readonly E
         const index = pick(op.at);
         if (index === undefined) break;
         const id = steps[index]!.id;
-        steps[index] = { ...(id === undefined ? {} : { id }), tool: op.spec.tool, args: op.spec.args };
+        steps[index] = {
+          ...(id === undefined ? {} : { id }),
+          tool: op.spec.tool,
+          args: op.spec.args,
+          ...deps(steps[index]!),
+        };
         break;
       }
       case 'add': {
@@ -341,7 +358,7 @@ export function resolveEdit(model: RunModel, base: ModelVersion, ops: readonly E
           const ids = removedIds(model, steps);
           const id = ids[op.source.restore % Math.max(1, ids.length)];
           const last = id === undefined ? undefined : model.history.get(id);
-          if (last !== undefined) added = { id: last.id, tool: last.tool, args: last.args };
+          if (last !== undefined) added = { id: last.id, tool: last.tool, args: last.args, ...deps(last) };
         } else {
           const copied = 'copy' in op.source ? pick(op.source.copy) : undefined;
           const spec =
@@ -371,7 +388,7 @@ export function resolveEdit(model: RunModel, base: ModelVersion, ops: readonly E
         const id = index === undefined ? undefined : steps[index]!.id;
         const earlier = model.version(base.number - op.back)?.steps.find((step) => step.id === id);
         if (index !== undefined && earlier !== undefined) {
-          steps[index] = { id: earlier.id, tool: earlier.tool, args: earlier.args };
+          steps[index] = { id: earlier.id, tool: earlier.tool, args: earlier.args, ...deps(earlier) };
         }
         break;
       }
@@ -574,6 +591,47 @@ export class EscalateCommand extends RunCommand {
   }
 }
 
+// ── the agent's outcome reports ─────────────────────────────────────────────────────────────────────
+
+/** The agent reports an outcome for a step of the current version (picked by index), or one it invents. */
+export class OutcomeCommand implements fc.AsyncCommand<RunModel, Real> {
+  constructor(
+    readonly pick: number,
+    readonly status: 'applying' | 'applied' | 'failed',
+  ) {}
+
+  check(_model: Readonly<RunModel>): boolean {
+    return true;
+  }
+
+  toString(): string {
+    return `outcome(#${this.pick}, ${this.status})`;
+  }
+
+  async run(model: RunModel, real: Real): Promise<void> {
+    model.now += SECOND;
+    real.clock.now = model.now;
+    const steps = model.current?.steps ?? [];
+    const stepId = steps.length === 0 ? 's1' : steps[this.pick % steps.length]!.id;
+    const label = `outcome(${stepId}, ${this.status})`;
+    try {
+      const expected = model.reportOutcome(stepId, this.status);
+      const result = await real.svc.recordOutcome({ runId: real.runId, stepId, status: this.status });
+      const actual =
+        result.kind === 'recorded' || result.kind === 'already_claimed'
+          ? { kind: result.kind, status: result.outcome.status }
+          : result;
+      real.trace.push(`${label} → ${JSON.stringify(actual)}`);
+      count('Outcome', { kind: actual.kind } as Outcome);
+      expectSame(actual, expected, `${label}: the answer`);
+      await checkState(model, real, label);
+    } catch (error) {
+      if (real.trace.at(-1)?.startsWith(label) !== true) real.trace.push(`${label} → threw`);
+      throw withTrace(error, real.trace);
+    }
+  }
+}
+
 // ── arbitraries ─────────────────────────────────────────────────────────────────────────────────────
 
 const user = fc.constantFrom(...USERS);
@@ -645,13 +703,25 @@ const editOp: fc.Arbitrary<EditOp> = fc.oneof(
 /** The run's first command: the agent's plan (1–4 steps, now and then one the pipeline refuses). */
 export const submitCommand: fc.Arbitrary<SubmitCommand> = fc
   .record({
-    steps: fc.array(fc.oneof({ weight: 99, arbitrary: validSpec }, { weight: 1, arbitrary: brokenSpec }), {
-      minLength: 1,
-      maxLength: 4,
-    }),
+    steps: fc.array(
+      fc.record({
+        spec: fc.oneof({ weight: 99, arbitrary: validSpec }, { weight: 1, arbitrary: brokenSpec }),
+        // Often one dependency on an earlier step (the parser numbers steps s1, s2, …).
+        dependsOn: fc.option(fc.nat({ max: 3 }), { freq: 2 }),
+      }),
+      { minLength: 1, maxLength: 4 },
+    ),
     minutes: fc.integer({ min: 20, max: 90 }),
   })
-  .map(({ steps, minutes }) => new SubmitCommand(steps, minutes));
+  .map(
+    ({ steps, minutes }) =>
+      new SubmitCommand(
+        steps.map(({ spec, dependsOn }, index) =>
+          dependsOn === null || index === 0 ? spec : { ...spec, dependsOn: [`s${(dependsOn % index) + 1}`] },
+        ),
+        minutes,
+      ),
+  );
 
 /** Everything that may happen to a run after its submission, weighted towards approvals and edits. */
 export const runCommand: fc.Arbitrary<fc.AsyncCommand<RunModel, Real>> = fc.oneof(
@@ -689,4 +759,13 @@ export const runCommand: fc.Arbitrary<fc.AsyncCommand<RunModel, Real>> = fc.oneo
   },
   { weight: 5, arbitrary: back.map((b) => new ExpireCommand(b)) },
   { weight: 3, arbitrary: fc.boolean().map((same) => new ResubmitCommand(same)) },
+  {
+    weight: 12,
+    arbitrary: fc
+      .tuple(
+        index,
+        fc.constantFrom<'applying' | 'applied' | 'failed'>('applied', 'applied', 'applying', 'failed'),
+      )
+      .map(([pick, status]) => new OutcomeCommand(pick, status)),
+  },
 );

@@ -6,7 +6,8 @@
  * Three tools: `ship` (write, reviewed by ops), `pay` (irreversible, reviewed by two fin people other
  * than its author; three from $100 — escalation may not help there —, blocked from $1,000) and `note`
  * (write, automatic unless urgent, then one fin approval). ops may write ship and note steps, fin and
- * lead anything. Escalation level 1 tells the leads, who may then count as one member of ops or fin
+ * lead anything. Quiet notes and shipping are `continue` (both declared internal): released before
+ * the plan is decided once approved and their dependencies applied; payments never. Escalation level 1 tells the leads, who may then count as one member of ops or fin
  * for reversible steps; level 2 tells U0LEAD1 and the outsider, whose approval alone settles a fin step,
  * irreversible ones included.
  */
@@ -87,7 +88,7 @@ export const modelConfig = defineConfig({
   agents: { [AGENT]: { tools: ['ship', 'pay', 'note'], channel: 'C0MODEL', secret: SECRET } },
   groups: GROUPS,
   policy: [
-    rule(note, { name: 'quiet-notes', when: (args) => args.urgent !== true, route: 'auto' }),
+    rule(note, { name: 'quiet-notes', when: (args) => args.urgent !== true, route: 'auto', continue: true }),
     rule(note, { name: 'urgent-notes', route: 'review', approvers: 'fin' }),
     rule(pay, {
       name: 'huge-payments',
@@ -111,8 +112,9 @@ export const modelConfig = defineConfig({
       approvals: 2,
       distinctFromAuthor: true,
     }),
-    rule(ship, { name: 'shipping', route: 'review', approvers: 'ops' }),
+    rule(ship, { name: 'shipping', route: 'review', approvers: 'ops', continue: true }),
   ],
+  internalTools: ['ship', 'note'],
   authoring: AUTHORING,
   escalation: {
     [AGENT]: {

@@ -3,8 +3,15 @@
  * model's view of the run and of the decision, and — independently of the model — the properties the
  * approval rules promise (see `assertInvariants`).
  */
-import type { RunView, UseCaseResult } from '../../../src/approvals/types.ts';
-import { type Decision, planDigest, receiptKeysOf, verifyReceipt } from '../../../src/pipeline/index.ts';
+import type { JournalRecord, RunView, UseCaseResult } from '../../../src/approvals/types.ts';
+import {
+  type Decision,
+  planDigest,
+  type Release,
+  receiptKeysOf,
+  verifyDecisionStep,
+  verifyReceipt,
+} from '../../../src/pipeline/index.ts';
 import { testSigning } from '../../support/stack.ts';
 import type { Real } from './commands.ts';
 import { modelConfig } from './config.ts';
@@ -47,6 +54,9 @@ export function observedRun(run: RunView | undefined, withRecords: boolean): Exp
     escalatedTo: run.escalatedTo,
     escalated: run.escalated.map(({ userId, levels }) => ({ userId, levels })),
     usedStepIds: [...run.usedStepIds].sort(),
+    released: Object.entries(run.released)
+      .map(([id, entry]) => `${id}@${entry.version}@${entry.at}`)
+      .sort(),
     ...(withRecords
       ? {
           approvals: run.approvals
@@ -84,6 +94,11 @@ export function observedDecision(decision: Decision | undefined): ExpectedDecisi
     reason: decision.reason,
     phase: decision.phase,
     problems: decision.diagnostics.map((d) => problem(d.code, d.stepId)).sort(),
+    released: (decision.released ?? []).map(({ stepId, releasedAt, outcome }) => ({
+      stepId,
+      releasedAt,
+      outcome,
+    })),
   };
 }
 
@@ -167,6 +182,81 @@ export async function checkState(
     expectSame(result.decision, decision, `the decision answered to ${after} (stored)`);
   }
   assertInvariants(run, decision);
+  await assertReleases(real, run);
+}
+
+/**
+ * The release invariants, on the service's own journal and stored releases: no step is released before
+ * every step it depends on was reported applied and its own approvals were complete, only `continue`
+ * steps are, nothing is released after the run was decided, and every release is signed and stored
+ * once, for the step and version the journal names.
+ */
+async function assertReleases(real: Real, run: RunView | undefined): Promise<void> {
+  const keys = real.svc.keys.forRun(real.runId);
+  const [journal, stored] = await Promise.all([
+    real.redis.lrange(keys.journal, 0, -1),
+    real.redis.hgetall(keys.releases),
+  ]);
+  const applied = new Set<string>();
+  const released = new Map<string, { version: number; digest: string }>();
+  let decided = false;
+  for (const text of journal) {
+    const event = (JSON.parse(text) as JournalRecord).event;
+    if (event.type === 'outcome' && event.status === 'applied') applied.add(event.stepId);
+    if (event.type === 'approved' || event.type === 'rejected' || event.type === 'expired') decided = true;
+    if (event.type !== 'released') continue;
+    holds(!decided, `${event.stepId} is released before the run is decided`);
+    holds(!released.has(event.stepId), `${event.stepId} is released once`);
+    const version = await real.svc.getVersion(real.runId, event.version);
+    const step = version?.plan.steps.find((candidate) => candidate.id === event.stepId);
+    holds(step !== undefined && step.digest === event.digest, `${event.stepId} is released at its digest`);
+    holds(
+      step?.route.kind !== 'block' && step?.route.continue === true,
+      `${event.stepId} is a continue step`,
+    );
+    for (const dependency of step?.dependsOn ?? []) {
+      holds(
+        applied.has(dependency),
+        `${event.stepId} is released only after ${dependency} was reported applied`,
+      );
+    }
+    released.set(event.stepId, { version: event.version, digest: event.digest });
+  }
+  holds(
+    Object.keys(stored).sort().join() === [...released.keys()].sort().join(),
+    'the releases stored are the ones journaled',
+  );
+  for (const [stepId, text] of Object.entries(stored)) {
+    const release = JSON.parse(text) as Release;
+    holds(
+      release.stepId === stepId && release.version === released.get(stepId)?.version,
+      `the release of ${stepId} names its step and version`,
+    );
+    holds(verifyGrantReceipt(release), `the release of ${stepId} is signed by Countersign`);
+  }
+  if (run === undefined) return;
+  holds(
+    Object.keys(run.released).sort().join() === [...released.keys()].sort().join(),
+    'the run shows the steps released',
+  );
+  for (const [stepId, entry] of released) {
+    const step = run.current.plan.steps.find((candidate) => candidate.id === stepId);
+    holds(step?.digest === entry.digest, `released ${stepId} is still in the plan as released`);
+    if (step?.route.kind === 'review') {
+      holds(run.standing[stepId]?.satisfied === true, `released ${stepId} has its approvals`);
+    }
+  }
+}
+
+/** A release's receipt verifies with Countersign's public keys. */
+function verifyGrantReceipt(release: Release): boolean {
+  return verifyDecisionStep(
+    release,
+    release.plan.steps.find((step) => step.id === release.stepId) ?? { id: '', tool: '', args: {} },
+    receiptKeysOf(testSigning.publicKeys),
+    Date.parse(release.releasedAt),
+    new Set(release.plan.steps.map((step) => step.id)),
+  ).ok;
 }
 
 /**

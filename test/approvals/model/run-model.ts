@@ -33,6 +33,8 @@ export type Status = 'pending' | 'approved' | 'rejected' | 'expired' | 'invalid'
 export interface StepSpec {
   readonly tool: string;
   readonly args: JsonObject;
+  /** Ids of the steps it depends on (sorted, unique; absent when none). */
+  readonly dependsOn?: readonly string[];
 }
 
 export interface ModelStep extends StepSpec {
@@ -41,7 +43,7 @@ export interface ModelStep extends StepSpec {
 }
 
 export type ModelRoute =
-  | { readonly kind: 'auto' }
+  | { readonly kind: 'auto'; readonly continue: boolean }
   | { readonly kind: 'block' }
   | {
       readonly kind: 'review';
@@ -49,6 +51,7 @@ export type ModelRoute =
       readonly approvals: number;
       readonly distinctFromAuthor: boolean;
       readonly escalatedMayApprove: boolean;
+      readonly continue: boolean;
     };
 
 export type ModelProvenance =
@@ -180,6 +183,8 @@ export interface ExpectedRun {
   readonly usedStepIds: readonly string[];
   /** `stepId|digest|user|version|at`, sorted; only when the binding's records are comparable. */
   readonly approvals?: readonly string[];
+  /** Released steps: `stepId@version@at`, sorted. */
+  readonly released: readonly string[];
 }
 
 /** The decision as the service must seal it (`getDecision`), in comparable form. */
@@ -209,6 +214,8 @@ export interface ExpectedDecision {
   readonly reason: string | null;
   readonly phase: string | null;
   readonly problems: readonly string[];
+  /** Steps released before the decision, with the agent's report then (empty when none). */
+  readonly released: readonly { stepId: string; releasedAt: string; outcome: string | null }[];
 }
 
 /** A step as an edit submits it. */
@@ -216,6 +223,7 @@ export interface EditedStep {
   readonly id?: string;
   readonly tool: string;
   readonly args: JsonObject;
+  readonly dependsOn?: readonly string[];
 }
 
 /** `code:stepId`, how the model names a diagnostic. */
@@ -228,11 +236,24 @@ const TOOLS = new Set(['ship', 'pay', 'note']);
 
 /** The route the policy gives a (well-typed) step. */
 export function routeOf(step: StepSpec): ModelRoute {
-  const review = (group: GroupName, approvals: number, distinctFromAuthor: boolean, escalated = true) =>
-    ({ kind: 'review', group, approvals, distinctFromAuthor, escalatedMayApprove: escalated }) as const;
+  const review = (
+    group: GroupName,
+    approvals: number,
+    distinctFromAuthor: boolean,
+    escalated = true,
+    early = false,
+  ) =>
+    ({
+      kind: 'review',
+      group,
+      approvals,
+      distinctFromAuthor,
+      escalatedMayApprove: escalated,
+      continue: early,
+    }) as const;
   switch (step.tool) {
     case 'note':
-      return step.args.urgent === true ? review('fin', 1, false) : { kind: 'auto' };
+      return step.args.urgent === true ? review('fin', 1, false) : { kind: 'auto', continue: true };
     case 'pay': {
       const amount = Number(step.args.amount);
       if (amount >= HUGE_PAYMENT) return { kind: 'block' };
@@ -240,7 +261,7 @@ export function routeOf(step: StepSpec): ModelRoute {
       return review('fin', 2, true);
     }
     case 'ship':
-      return review('ops', 1, false);
+      return review('ops', 1, false, true, true);
     default:
       throw new Error(`routeOf: no route for tool ${step.tool}`);
   }
@@ -306,8 +327,31 @@ export function isoSeconds(ms: number): string {
 }
 
 function withDigest(step: StepSpec & { readonly id: string }): ModelStep {
-  return { id: step.id, tool: step.tool, args: step.args, digest: stepDigest(step) };
+  return {
+    id: step.id,
+    tool: step.tool,
+    args: step.args,
+    ...(step.dependsOn === undefined || step.dependsOn.length === 0 ? {} : { dependsOn: step.dependsOn }),
+    digest: stepDigest(step),
+  };
 }
+
+/** An agent's report on a step, as the model keeps it. */
+export interface ModelOutcome {
+  readonly status: 'applying' | 'applied' | 'failed';
+  readonly at: number;
+}
+
+/** What an outcome report is answered. */
+export type OutcomeAnswer =
+  | { readonly kind: 'recorded'; readonly status: string }
+  | { readonly kind: 'already_claimed'; readonly status: string }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'not_approved'; readonly status: string }
+  | { readonly kind: 'unknown_step' };
+
+/** `defaults.uncertainAfter` (15 minutes): a claim this old reads as `uncertain`. */
+const UNCERTAIN_AFTER_MS = 15 * 60_000;
 
 /** One run, from its submission to its decision. */
 export class RunModel {
@@ -328,6 +372,10 @@ export class RunModel {
   decidedAt: number | undefined;
   reason: string | undefined;
   decision: ExpectedDecision | undefined;
+  /** Steps released before the decision: step id → when, in which version, at which digest. */
+  readonly released = new Map<string, { at: number; version: number; digest: string }>();
+  /** The agent's last report per step. */
+  readonly outcomes = new Map<string, ModelOutcome>();
 
   constructor(
     readonly runId: string,
@@ -458,6 +506,7 @@ export class RunModel {
         reason: null,
         phase,
         problems: sorted(found),
+        released: [],
       };
       return { kind: 'invalid', phase, problems: sorted(found) };
     }
@@ -474,6 +523,7 @@ export class RunModel {
       this.decide('approved', 'policy');
       return { kind: 'approved' };
     }
+    this.release();
     return { kind: 'pending' };
   }
 
@@ -489,6 +539,7 @@ export class RunModel {
     this.approvals.push(...this.binding.record(fresh, userId, version.number, this.now));
     const approvedSteps = fresh.map((step) => step.id);
     if (this.awaited(version).length > 0 || this.blocked(version).length > 0) {
+      this.release();
       return { kind: 'awaiting', approvedSteps };
     }
     this.decide('approved', userId);
@@ -525,6 +576,14 @@ export class RunModel {
     const sameOrder =
       candidate.length === base.steps.length && candidate.every((step, i) => step.id === base.steps[i]?.id);
     if (changes.size === 0 && removed === 0 && sameOrder) return { kind: 'unchanged' };
+    // A released step may be running: an edit may not change or remove it.
+    const releasedProblems = [...this.released].flatMap(([id, entry]) =>
+      candidate.find((step) => step.id === id)?.digest === entry.digest
+        ? []
+        : [problem('immutable_field', id)],
+    );
+    if (releasedProblems.length > 0)
+      return { kind: 'invalid', phase: 'authorize', problems: releasedProblems.slice(0, 1) };
 
     const number = base.number + 1;
     const provenance: Record<string, ModelProvenance> = {};
@@ -543,6 +602,7 @@ export class RunModel {
       baseVersion: base.number,
     });
     for (const step of candidate) this.history.set(step.id, step);
+    this.release();
     const values = [...changes.values()];
     return {
       kind: 'edited',
@@ -568,7 +628,12 @@ export class RunModel {
     const base = edited?.baseVersion === undefined ? undefined : this.version(edited.baseVersion);
     if (edited === undefined || base === undefined) return { kind: 'unauthorized' };
     const plain = (steps: readonly ModelStep[]): EditedStep[] =>
-      steps.map(({ id, tool, args }) => ({ id, tool, args }));
+      steps.map(({ id, tool, args, dependsOn }) => ({
+        id,
+        tool,
+        args,
+        ...(dependsOn === undefined ? {} : { dependsOn }),
+      }));
     let steps: EditedStep[];
     if (action === 'discard_edit') {
       steps = plain(base.steps);
@@ -653,11 +718,12 @@ export class RunModel {
     const used = new Set([...this.history.keys(), ...submitted.flatMap((s) => (keeps(s) ? [s.id] : []))]);
     let next = Math.max(0, ...[...used].map((id) => Number(/^s(\d+)$/.exec(id)?.[1] ?? 0))) + 1;
     return submitted.map((step) => {
-      if (keeps(step)) return withDigest({ id: step.id, tool: step.tool, args: step.args });
+      const deps = step.dependsOn === undefined ? {} : { dependsOn: step.dependsOn };
+      if (keeps(step)) return withDigest({ id: step.id, tool: step.tool, args: step.args, ...deps });
       while (used.has(`s${next}`)) next++;
       const id = `s${next}`;
       used.add(id);
-      return withDigest({ id, tool: step.tool, args: step.args });
+      return withDigest({ id, tool: step.tool, args: step.args, ...deps });
     });
   }
 
@@ -678,6 +744,15 @@ export class RunModel {
       else if (seen.has(step.id)) parse.push(problem('duplicate_step_id', step.id));
       seen.add(step.id);
     });
+    // Dependencies are read once the ids are sound: a step naming one no longer in the plan.
+    if (parse.length === 0) {
+      for (const step of steps) {
+        for (const dependency of step.dependsOn ?? []) {
+          if (dependency === step.id) parse.push(problem('self_dependency', step.id));
+          else if (!seen.has(dependency)) parse.push(problem('unknown_dependency', step.id));
+        }
+      }
+    }
     const resolve = () =>
       steps.filter((step) => !TOOLS.has(step.tool)).map((step) => problem('unknown_tool', step.id));
     const type = () => steps.flatMap(typeProblems);
@@ -751,7 +826,54 @@ export class RunModel {
       reason: reason ?? null,
       phase: null,
       problems: [],
+      released: version.steps.flatMap((step) => {
+        const entry = this.released.get(step.id);
+        if (entry === undefined) return [];
+        return [
+          { stepId: step.id, releasedAt: iso(entry.at), outcome: this.outcomes.get(step.id)?.status ?? null },
+        ];
+      }),
     };
+  }
+
+  /**
+   * The agent reports `status` for `stepId`: taken for a step of an approved run or one released
+   * before its run was decided; `applying` claims it once, a final report ends it. An `applied` report
+   * on a pending run before its expiry releases what waited only for it.
+   */
+  reportOutcome(stepId: string, status: 'applying' | 'applied' | 'failed'): OutcomeAnswer {
+    const version = this.current;
+    if (this.status === 'none' || this.status === 'invalid' || version === undefined)
+      return { kind: 'not_found' };
+    if (this.status !== 'approved' && !this.released.has(stepId)) {
+      return { kind: 'not_approved', status: this.status };
+    }
+    if (!version.steps.some((step) => step.id === stepId)) return { kind: 'unknown_step' };
+    const existing = this.outcomes.get(stepId);
+    if (existing !== undefined) {
+      const shown =
+        existing.status === 'applying' && this.now - existing.at > UNCERTAIN_AFTER_MS
+          ? 'uncertain'
+          : existing.status;
+      if (status === 'applying' || shown !== 'applying') return { kind: 'already_claimed', status: shown };
+    }
+    this.outcomes.set(stepId, { status, at: this.now });
+    if (status === 'applied') this.release();
+    return { kind: 'recorded', status };
+  }
+
+  /** Releases every step of a pending run that is ready: continue, approved (or auto), dependencies applied. */
+  private release(): void {
+    const version = this.current;
+    if (this.status !== 'pending' || version === undefined || this.now >= this.expiresAt) return;
+    const applied = new Set([...this.outcomes].flatMap(([id, o]) => (o.status === 'applied' ? [id] : [])));
+    for (const step of version.steps) {
+      const route = routeOf(step);
+      if (route.kind === 'block' || !route.continue || this.released.has(step.id)) continue;
+      if (route.kind === 'review' && this.standing(version, step)?.satisfied !== true) continue;
+      if (!(step.dependsOn ?? []).every((id) => applied.has(id))) continue;
+      this.released.set(step.id, { at: this.now, version: version.number, digest: step.digest });
+    }
   }
 
   // ── what the service must show ───────────────────────────────────────────────────────────────────
@@ -806,6 +928,7 @@ export class RunModel {
       escalatedTo: [...this.escalated.keys()],
       escalated: [...this.escalated].map(([userId, levels]) => ({ userId, levels })),
       usedStepIds: sorted(this.history.keys()),
+      released: sorted([...this.released].map(([id, entry]) => `${id}@${entry.version}@${entry.at}`)),
       ...(this.binding.comparableRecords
         ? {
             approvals: sorted(
