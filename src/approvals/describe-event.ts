@@ -98,6 +98,10 @@ export function describeDiff(diff: PlanDiff<Step>): string {
       if (change.toolChanged)
         parts.push(`~ ${change.stepId} tool ${change.before.tool} → ${change.after.tool}`);
       for (const field of change.fields) parts.push(describeFieldChange(change.stepId, field));
+      if (change.dependenciesChanged)
+        parts.push(
+          `~ ${change.stepId} depends on ${dependencyList(change.before.dependsOn)} → ${dependencyList(change.after.dependsOn)}`,
+        );
       if (change.moved) parts.push(`↕ ${change.stepId} position ${change.from + 1} → ${change.to + 1}`);
     } else if (change.kind === 'moved') {
       parts.push(`↕ ${change.stepId} position ${change.from + 1} → ${change.to + 1}`);
@@ -105,6 +109,10 @@ export function describeDiff(diff: PlanDiff<Step>): string {
   }
   if (parts.length <= MAX_DIFF_PARTS) return parts.join('; ');
   return `${parts.slice(0, MAX_DIFF_PARTS).join('; ')}; … ${parts.length - MAX_DIFF_PARTS} more`;
+}
+
+function dependencyList(ids: readonly string[] | undefined): string {
+  return ids === undefined || ids.length === 0 ? '(nothing)' : ids.join(', ');
 }
 
 function describeFieldChange(stepId: string, field: FieldChange): string {

@@ -192,6 +192,14 @@ describe('describeDiff', () => {
     );
   });
 
+  it("says how a step's dependencies changed, even when nothing else did", () => {
+    const before = { steps: [a, { ...b, dependsOn: ['a'] }] };
+    expect(describeDiff(diffPlans(before, { steps: [a, b] }))).toBe('~ b depends on a → (nothing)');
+    expect(
+      describeDiff(diffPlans({ steps: [a, b, c] }, { steps: [a, b, { ...c, dependsOn: ['a', 'b'] }] })),
+    ).toBe('~ c depends on (nothing) → a, b');
+  });
+
   it('cuts long values and long diffs, and says when nothing changed', () => {
     expect(describeDiff(diffPlans({ steps: [a] }, { steps: [a] }))).toBe('no changes');
     const long = step('a', 'add_note', { note: `line one\n${'x'.repeat(80)}`, tags: ['x'] });
