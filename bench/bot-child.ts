@@ -70,15 +70,18 @@ export async function startBenchChild(
   const reply = <T>(pick: (message: unknown) => T | undefined, what: string) =>
     new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`bench: ${name}: no ${what}`)), 30_000);
+      const onExit = (code: number | null) =>
+        reject(new Error(`bench: ${name} exited (${code}) before ${what}`));
       const onMessage = (message: unknown) => {
         const value = pick(message);
         if (value === undefined) return;
         clearTimeout(timer);
         child.off('message', onMessage);
+        child.off('exit', onExit); // one listener per question, gone once answered
         resolve(value);
       };
       child.on('message', onMessage);
-      child.once('exit', (code) => reject(new Error(`bench: ${name} exited (${code}) before ${what}`)));
+      child.once('exit', onExit);
     });
   const field = (key: string) => (message: unknown) =>
     typeof message === 'object' && message !== null && key in message
