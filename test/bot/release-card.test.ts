@@ -4,25 +4,17 @@
  * the card shows that; a rejection afterwards lists what had been released and applied.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freightConfigInput } from '../../examples/freight/countersign.config.ts';
 import { freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
 import type { PlanStepInput } from '../../src/client/index.ts';
-import { defineConfig } from '../../src/config/index.ts';
 import { inputValues, stateValue } from '../../src/emulator/index.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
+import { earlyNotesConfig } from '../support/early-notes-config.ts';
 import { visibleText } from '../support/slack-blocks.ts';
 
 let stack: BotStack;
 beforeAll(async () => {
   // Notes are internal and may run before the plan is decided.
-  const config = defineConfig({
-    ...freightConfigInput,
-    internalTools: ['add_note'],
-    policy: freightConfigInput.policy.map((rule) =>
-      rule.name === 'notes-auto' ? { ...rule, continue: true } : rule,
-    ),
-  });
-  stack = await botStack('release-card', { config });
+  stack = await botStack('release-card', { config: earlyNotesConfig() });
 });
 afterAll(() => stack.stop());
 

@@ -5,23 +5,16 @@
  * depends on the rebooking is refused at the gate until the rebooking is reported applied.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freightConfigInput } from '../../examples/freight/countersign.config.ts';
 import { freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
 import { type Decision, isRelease, type PlanStepInput } from '../../src/client/index.ts';
-import { defineConfig } from '../../src/config/index.ts';
 import type { JsonObject } from '../../src/pipeline/index.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
+import { earlyNotesConfig } from '../support/early-notes-config.ts';
 
 let stack: BotStack;
 beforeAll(async () => {
-  const config = defineConfig({
-    ...freightConfigInput,
-    internalTools: ['add_note'],
-    policy: freightConfigInput.policy.map((rule) =>
-      rule.name === 'notes-auto' ? { ...rule, continue: true } : rule,
-    ),
-  });
-  stack = await botStack('releases-e2e', { config });
+  // Notes are internal and may run before the plan is decided.
+  stack = await botStack('releases-e2e', { config: earlyNotesConfig() });
 });
 afterAll(() => stack.stop());
 
