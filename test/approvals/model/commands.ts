@@ -296,7 +296,9 @@ export type EditOp =
   | { readonly op: 'remove'; readonly at: number }
   | { readonly op: 'move'; readonly from: number; readonly to: number }
   /** the step at `at` back to the bytes it had `back` versions before (same id) */
-  | { readonly op: 'revert'; readonly at: number; readonly back: number };
+  | { readonly op: 'revert'; readonly at: number; readonly back: number }
+  /** the step at `at` now depends on the step at `on` (itself when the same), or on nothing (null) */
+  | { readonly op: 'depend'; readonly at: number; readonly on: number | null };
 
 function showOp(op: EditOp): string {
   switch (op.op) {
@@ -317,6 +319,8 @@ function showOp(op: EditOp): string {
       return `move #${op.from} to #${op.to}`;
     case 'revert':
       return `revert #${op.at} to its bytes ${op.back} version(s) back`;
+    case 'depend':
+      return op.on === null ? `#${op.at} depends on nothing` : `#${op.at} depends on #${op.on}`;
   }
 }
 
@@ -390,6 +394,17 @@ export function resolveEdit(model: RunModel, base: ModelVersion, ops: readonly E
         if (index !== undefined && earlier !== undefined) {
           steps[index] = { id: earlier.id, tool: earlier.tool, args: earlier.args, ...deps(earlier) };
         }
+        break;
+      }
+      case 'depend': {
+        // What the form's dependency field sends: one step, or none. A step without an id yet (added
+        // in this edit) cannot be named.
+        const index = pick(op.at);
+        if (index === undefined) break;
+        const { dependsOn: _, ...step } = steps[index]!;
+        const on = op.on === null ? undefined : steps[pick(op.on)!]!.id;
+        steps[index] =
+          op.on === null ? step : on === undefined ? steps[index]! : { ...step, dependsOn: [on] };
         break;
       }
     }
@@ -690,6 +705,14 @@ const editOp: fc.Arbitrary<EditOp> = fc.oneof(
   },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('remove' as const), at: index }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('move' as const), from: index, to: index }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('depend' as const),
+      at: index,
+      on: fc.option(index, { freq: 4 }),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({

@@ -227,6 +227,30 @@ export interface EditedStep {
 }
 
 /** `code:stepId`, how the model names a diagnostic. */
+/**
+ * Circular dependencies, as parse names them: walking from each step in plan order along its
+ * dependency (the model's steps name at most one), a cycle is reported once, at the first of its
+ * steps the walk reaches.
+ */
+function cycleProblems(
+  steps: readonly { readonly id: string; readonly dependsOn?: readonly string[] }[],
+): string[] {
+  const next = new Map(steps.map((step) => [step.id, step.dependsOn?.[0]]));
+  const done = new Set<string>();
+  const problems: string[] = [];
+  for (const start of steps) {
+    const walk: string[] = [];
+    let at: string | undefined = start.id;
+    while (at !== undefined && !done.has(at) && !walk.includes(at)) {
+      walk.push(at);
+      at = next.get(at);
+    }
+    if (at !== undefined && walk.includes(at)) problems.push(problem('dependency_cycle', at));
+    for (const id of walk) done.add(id);
+  }
+  return problems;
+}
+
 export function problem(code: string, stepId?: string): string {
   return `${code}:${stepId ?? ''}`;
 }
@@ -753,6 +777,7 @@ export class RunModel {
         }
       }
     }
+    if (parse.length === 0) parse.push(...cycleProblems(steps));
     const resolve = () =>
       steps.filter((step) => !TOOLS.has(step.tool)).map((step) => problem('unknown_tool', step.id));
     const type = () => steps.flatMap(typeProblems);
