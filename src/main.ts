@@ -7,7 +7,7 @@
 import type { KeyObject } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { ApprovalService, DecisionFeed, MessageLedger, RedisClock } from './approvals/index.ts';
-import { appliedSteps, readReleases } from './approvals/releases-read.ts';
+import { readReleases } from './approvals/releases-read.ts';
 import { createBot } from './bot/app.ts';
 import { Metrics } from './bot/metrics.ts';
 import { UserGroupDirectory } from './bot/user-groups.ts';
@@ -174,7 +174,6 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     approvals,
     releases: {
       read: (runId) => readReleases(redis, approvals.keys, runId),
-      applied: (runId) => appliedSteps(redis, approvals.keys, runId),
     },
     feed,
     waiters,

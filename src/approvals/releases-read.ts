@@ -1,6 +1,6 @@
 /**
- * Reading what a run released before it was decided, and which of its steps the agent reported
- * applied: what the gateway answers an agent that waits for releases or checks a step's dependencies.
+ * Reading what a run released before it was decided: what the gateway answers an agent that waits
+ * for releases.
  * The release commits themselves write the `releases` hash (keys.ts); this module only reads.
  */
 import type { Redis } from 'ioredis';
@@ -17,8 +17,6 @@ const storedRelease = z.looseObject({
   releasedAt: z.string(),
   receipt: z.looseObject({ signature: z.string() }),
 });
-
-const storedOutcome = z.looseObject({ status: z.string() });
 
 /**
  * The run's signed releases, oldest first (by `releasedAt`, then step id); empty when none. A stored
@@ -38,15 +36,4 @@ export async function readReleases(redis: Redis, keys: Keys, runId: string): Pro
   return releases.sort(
     (a, b) => a.releasedAt.localeCompare(b.releasedAt) || a.stepId.localeCompare(b.stepId),
   );
-}
-
-/** The ids of the run's steps whose last reported outcome is `applied` (a final report, never undone). */
-export async function appliedSteps(redis: Redis, keys: Keys, runId: string): Promise<Set<string>> {
-  const hash = await redis.hgetall(keys.forRun(runId).outcomes);
-  const applied = new Set<string>();
-  for (const [stepId, text] of Object.entries(hash)) {
-    const parsed = parseJsonWith(storedOutcome, text);
-    if (parsed.ok && parsed.value.status === 'applied') applied.add(stepId);
-  }
-  return applied;
 }

@@ -19,8 +19,6 @@ export interface GatewayMetrics {
 export interface ReleaseReads {
   /** The run's signed releases, oldest first; empty when none. */
   read(runId: string): Promise<readonly Release[]>;
-  /** The ids of the run's steps reported applied. */
-  applied(runId: string): Promise<ReadonlySet<string>>;
 }
 
 export interface GatewayDeps {

@@ -81,13 +81,13 @@ export async function runStatus(deps: GatewayDeps, request: AgentRequest): Promi
     };
     return sendJson(res, 200, answer);
   }
-  const [releases, outcomes, applied] = await Promise.all([
-    deps.releases.read(runId),
-    deps.approvals.getOutcomes(runId),
-    deps.releases.applied(runId),
-  ]);
-  const releasedAt = new Map(releases.map((release) => [release.stepId, release.releasedAt]));
+  // When each step was released is in the run itself; the signed releases are not read for it.
+  const outcomes = await deps.approvals.getOutcomes(runId);
   const outcomeOf = new Map(outcomes.map((outcome) => [outcome.stepId, outcome.status]));
+  const releasedAt = (stepId: string) => {
+    const entry = run.released[stepId];
+    return entry === undefined ? null : new Date(entry.at).toISOString();
+  };
   const answer: RunStatusBody = {
     runId,
     agent,
@@ -107,11 +107,14 @@ export async function runStatus(deps: GatewayDeps, request: AgentRequest): Promi
             ? null
             : { have: standing.have, need: standing.need, satisfied: standing.satisfied },
         dependsOn: [...(step.dependsOn ?? [])],
-        released: releasedAt.get(step.id) ?? null,
+        released: releasedAt(step.id),
         outcome: outcomeOf.get(step.id) ?? null,
       };
     }),
-    applied: [...applied].sort(),
+    applied: outcomes
+      .filter((outcome) => outcome.status === 'applied')
+      .map((outcome) => outcome.stepId)
+      .sort(),
     awaiting: run.awaiting.map(({ stepId, group, have, need }) => ({ stepId, group, have, need })),
     decidedAt: run.decidedAt === undefined ? null : new Date(run.decidedAt).toISOString(),
     decidedBy: run.decidedBy ?? null,

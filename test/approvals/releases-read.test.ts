@@ -5,11 +5,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import config from '../../examples/freight/countersign.config.ts';
 import { freightPlan } from '../../examples/freight/plans.ts';
-import { appliedSteps, readReleases } from '../../src/approvals/releases-read.ts';
+import { readReleases } from '../../src/approvals/releases-read.ts';
 import { ApprovalService } from '../../src/approvals/service.ts';
 import { receiptKeysOf, verifyDecisionStep } from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
-import { releaseOf, seedOutcome, seedRelease } from '../support/releases.ts';
+import { releaseOf, seedRelease } from '../support/releases.ts';
 import { testSigning } from '../support/stack.ts';
 
 const { redis, prefix, cleanup } = testRedis('releases-read');
@@ -62,16 +62,5 @@ describe('readReleases', () => {
     await expect(readReleases(redis, keys, run.runId)).rejects.toThrow(/release of step s1/);
     await redis.hset(keys.forRun(run.runId).releases, 's1', JSON.stringify(releaseOf(run, 's2')));
     await expect(readReleases(redis, keys, run.runId)).rejects.toThrow(/another step/);
-  });
-});
-
-describe('appliedSteps', () => {
-  it('names the steps reported applied, not those applying or failed', async () => {
-    const run = await pendingRun();
-    expect(await appliedSteps(redis, keys, run.runId)).toEqual(new Set());
-    await seedOutcome(redis, keys, run.runId, 's1', 'applied');
-    await seedOutcome(redis, keys, run.runId, 's2', 'applying');
-    await seedOutcome(redis, keys, run.runId, 's3', 'failed');
-    expect(await appliedSteps(redis, keys, run.runId)).toEqual(new Set(['s1']));
   });
 });

@@ -142,13 +142,14 @@ describe('GET /v1/runs/{runId} with dependencies', () => {
     await seedRelease(redis, keys(), release);
     await seedOutcome(redis, keys(), run.runId, 's2', 'applied');
     await seedOutcome(redis, keys(), run.runId, 's1', 'applying');
+    await seedOutcome(redis, keys(), run.runId, 's3', 'failed');
     const after = await stack.agentRequest('GET', PATHS.run(run.runId));
     expect(after.body).toMatchObject({
       applied: ['s2'],
       steps: [
         { id: 's1', released: null, outcome: 'applying' },
         { id: 's2', released: release.releasedAt, outcome: 'applied' },
-        { id: 's3', dependsOn: ['s2'], released: null, outcome: null },
+        { id: 's3', dependsOn: ['s2'], released: null, outcome: 'failed' },
       ],
     });
   });

@@ -40,9 +40,17 @@ export function releaseOf(
   );
 }
 
-/** Stores a release in the run's releases hash and announces it on the agent's released channel. */
+/**
+ * Stores a release in the run's releases hash and its entry in the run's `released` map, and
+ * announces it on the agent's released channel.
+ */
 export async function seedRelease(redis: Redis, keys: Keys, release: Release): Promise<void> {
-  await redis.hset(keys.forRun(release.runId).releases, release.stepId, JSON.stringify(release));
+  const runKeys = keys.forRun(release.runId);
+  const digest = release.plan.steps.find((step) => step.id === release.stepId)?.digest;
+  const released = JSON.parse((await redis.hget(runKeys.run, 'released')) ?? '{}') as Record<string, unknown>;
+  released[release.stepId] = { at: Date.parse(release.releasedAt), version: release.version, digest };
+  await redis.hset(runKeys.run, 'released', JSON.stringify(released));
+  await redis.hset(runKeys.releases, release.stepId, JSON.stringify(release));
   await redis.publish(keys.releasedChannel(release.agent), release.runId);
 }
 
