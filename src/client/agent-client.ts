@@ -9,16 +9,12 @@ import {
   type Decision,
   type Grant,
   ID_PATTERN,
-  isRelease,
-  type JsonObject,
   keysFromJwks,
   type PlanLimits,
   type ReceiptKeys,
   RUN_ID_PATTERN,
   type StepToRun,
   type StepVerification,
-  verifyDecisionStep,
-  verifyReceiptWith,
 } from '../pipeline/index.ts';
 import {
   feedSchema,
@@ -37,13 +33,7 @@ import type {
   WaitOptions,
 } from './client-types.ts';
 import { consumeDecisions, type DecisionHandler, type FeedPage } from './decision-feed.ts';
-import {
-  ClientClosedError,
-  DecisionTimeoutError,
-  isRequestError,
-  SubmissionError,
-  WaitAbortedError,
-} from './errors.ts';
+import { ClientClosedError, SubmissionError } from './errors.ts';
 import {
   backoffMs,
   DEFAULT_RETRY,
@@ -53,15 +43,13 @@ import {
   type RetryPolicy,
   sleep,
 } from './http.ts';
+import { EARLY_ANSWER_MS, longPoll } from './long-poll.ts';
 import { type OutcomeReport, reportStepOutcome } from './outcome-report.ts';
 import { buildPlanText, type SubmitInput } from './plan-input.ts';
 import { jwksKeySource, pinnedKeySource, pinnedReceiptKeys, type ReceiptKeySource } from './receipt-keys.ts';
 import { createRunIdGenerator } from './run-id.ts';
+import { verifyGrantStep } from './step-gate.ts';
 import { parseDecision, parseReleases, type ReleasesRead } from './wire-read.ts';
-
-const DEFAULT_TIMEOUT_MS = 10 * 60_000;
-/** A long poll answered sooner than this was not held by the server. */
-const EARLY_ANSWER_MS = 500;
 
 /**
  * What an agent imports to submit plans to Countersign over HTTP and act on the decisions
@@ -235,54 +223,22 @@ export class AgentClient {
     });
   }
 
-  /**
-   * Long polls `read` until it answers, with the timeout, abort and retry rules of `waitForDecision`.
-   * `stepId` names what is awaited in a timeout (a release of it, or the decision).
-   */
-  private async poll<T>(
+  /** Long polls `read` (src/client/long-poll.ts) with this client's retry policy, closing and errors. */
+  private poll<T>(
     runId: string,
     options: WaitOptions,
     stepId: string | undefined,
     read: (waitSeconds: number, signal: AbortSignal) => Promise<T | undefined>,
   ): Promise<T> {
-    const { signal } = options;
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const deadline = performance.now() + timeoutMs;
-    const aborted = () => new WaitAbortedError(runId, signal?.reason);
-    const timedOut = (cause: unknown) => new DecisionTimeoutError(runId, timeoutMs, cause, stepId);
-    // A pause ended by the caller's signal is the caller's abort, not a failure.
-    const pause = (ms: number) =>
-      sleep(ms, this.closing.signal, signal).catch((error: unknown) => {
-        throw signal?.aborted && !this.closing.signal.aborted ? aborted() : error;
-      });
-    let lastError: unknown;
-    for (let failures = 0, early = 0; ; ) {
-      if (signal?.aborted) throw aborted();
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) throw timedOut(lastError);
-      // The poll is cut at the deadline: its wait is whole seconds, the timeout need not be.
-      const deadlineSignal = AbortSignal.timeout(Math.ceil(remaining));
-      const started = performance.now();
-      try {
-        const answer = await read(
-          Math.min(MAX_WAIT_SECONDS, Math.ceil(remaining / 1000)),
-          signal === undefined ? deadlineSignal : AbortSignal.any([deadlineSignal, signal]),
-        );
-        if (answer !== undefined) return answer;
-        failures = 0;
-        // A server (or a proxy) that answers pending without waiting must not be polled in a tight loop.
-        early = performance.now() - started < EARLY_ANSWER_MS ? early + 1 : 0;
-        if (early > 0) await pause(Math.min(backoffMs(early, this.retry), remaining));
-      } catch (error) {
-        if (signal?.aborted && !this.closing.signal.aborted) throw aborted();
-        if (deadlineSignal.aborted && !this.closing.signal.aborted) throw timedOut(lastError);
-        if (!isRequestError(error) || !error.retriable) throw error;
-        lastError = error;
-        this.onError(error);
-        failures++;
-        await pause(Math.min(backoffMs(failures, this.retry), Math.max(0, deadline - performance.now())));
-      }
-    }
+    return longPoll({
+      runId,
+      options,
+      stepId,
+      read,
+      retry: this.retry,
+      closing: this.closing.signal,
+      onError: this.onError,
+    });
   }
 
   /**
@@ -335,37 +291,12 @@ export class AgentClient {
     options: { readonly now?: number } = {},
   ): Promise<StepVerification> {
     this.assertOpen();
-    let keys = await this.keySource.keys();
-    const now = options.now ?? this.clock();
-    const { receipt, ...unsigned } = grant;
-    const verified = verifyReceiptWith(unsigned as unknown as JsonObject, receipt, keys);
-    if (!verified.ok && verified.reason === 'unknown_kid') {
-      keys = (await this.keySource.refreshForUnknownKid()) ?? keys;
-    }
-    const check = verifyDecisionStep(grant, step, keys, now);
-    const agent = [grant.agent, grant.plan?.agent].find((name) => name !== this.agent);
-    if (agent !== undefined && (check.ok || check.reason === 'dependency_not_applied')) {
-      // Countersign's keys sign every agent's decisions: one approved for another agent approves nothing here.
-      const what = isRelease(grant) ? 'release' : 'decision';
-      return {
-        ok: false,
-        reason: isRelease(grant) ? 'not_released' : 'not_approved',
-        message: `the ${what} is for agent ${JSON.stringify(agent)}: it ${isRelease(grant) ? 'releases' : 'approves'} nothing for ${JSON.stringify(this.agent)}`,
-      };
-    }
-    // Every other check passed and only dependencies are left: ask which steps are applied.
-    if (check.ok || check.reason !== 'dependency_not_applied') return check;
-    let applied: ReadonlySet<string>;
-    try {
-      applied = new Set((await this.getRun(grant.runId)).applied);
-    } catch (error) {
-      return {
-        ok: false,
-        reason: 'dependency_not_applied',
-        message: `step ${step.id} depends on other steps, and Countersign could not be asked which are applied (${error instanceof Error ? error.message : String(error)}): not running it`,
-      };
-    }
-    return verifyDecisionStep(grant, step, keys, now, applied);
+    return verifyGrantStep(
+      { agent: this.agent, keySource: this.keySource, getRun: (runId) => this.getRun(runId) },
+      grant,
+      step,
+      options.now ?? this.clock(),
+    );
   }
 
   /**
