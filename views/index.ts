@@ -19,6 +19,7 @@ export {
 } from './button-value.ts';
 export { type ApprovalCardModel, approvalActions, approveButton, buildApprovalCard } from './card.ts';
 export { buildDiffMessage, type DiffMessageModel } from './diff-message.ts';
+export { diagnosticsToModalErrors, type EditSubmissionAck, editResultAck } from './edit-errors.ts';
 export {
   type AddedStep,
   argBlockId,
@@ -31,13 +32,7 @@ export {
   parseEditMetadata,
 } from './edit-layout.ts';
 export { buildEditModal, type EditModalModel, editRefusalModal } from './edit-modal.ts';
-export {
-  diagnosticsToModalErrors,
-  type EditSubmission,
-  type EditSubmissionAck,
-  editResultAck,
-  readEditSubmission,
-} from './edit-submission.ts';
+export { type EditSubmission, readEditSubmission } from './edit-submission.ts';
 export {
   buildEscalationMessage,
   type EscalationMessageModel,

@@ -10,8 +10,9 @@ import { checkMessageBlocks, checkView, stateValue } from '../../src/emulator/in
 import { diagnostic, diffPlans, type ValidatedStep } from '../../src/pipeline/index.ts';
 import { buildApprovalCard } from '../../views/card.ts';
 import { buildDiffMessage } from '../../views/diff-message.ts';
+import { diagnosticsToModalErrors } from '../../views/edit-errors.ts';
 import { buildEditModal } from '../../views/edit-modal.ts';
-import { diagnosticsToModalErrors, readEditSubmission } from '../../views/edit-submission.ts';
+import { readEditSubmission } from '../../views/edit-submission.ts';
 import { buildEscalationMessage } from '../../views/escalation-message.ts';
 import {
   agentVersion,

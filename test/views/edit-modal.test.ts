@@ -10,9 +10,10 @@ import {
   moneyToDecimal,
   validate,
 } from '../../src/pipeline/index.ts';
+import { diagnosticsToModalErrors, editResultAck } from '../../views/edit-errors.ts';
 import { parseEditMetadata } from '../../views/edit-layout.ts';
 import { buildEditModal, editRefusalModal } from '../../views/edit-modal.ts';
-import { diagnosticsToModalErrors, editResultAck, readEditSubmission } from '../../views/edit-submission.ts';
+import { readEditSubmission } from '../../views/edit-submission.ts';
 import {
   freightConfig,
   freightEdit,

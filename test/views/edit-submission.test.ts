@@ -5,8 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { stateValue } from '../../src/emulator/index.ts';
 import { diagnostic, validate } from '../../src/pipeline/index.ts';
+import { diagnosticsToModalErrors, editResultAck } from '../../views/edit-errors.ts';
 import { buildEditModal } from '../../views/edit-modal.ts';
-import { diagnosticsToModalErrors, editResultAck, readEditSubmission } from '../../views/edit-submission.ts';
+import { readEditSubmission } from '../../views/edit-submission.ts';
 import { freightConfig, freightV1, NOW, runView, untouchedState } from './fixtures.ts';
 
 const run = runView(freightV1());
