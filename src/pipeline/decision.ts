@@ -1,3 +1,4 @@
+import type { Precondition } from './change-set.ts';
 import { unmetDependencies } from './dependencies.ts';
 import type { Diagnostic, Phase } from './diagnostics.ts';
 import { planDigest, stepDigest } from './digest.ts';
@@ -44,6 +45,11 @@ export interface DecisionStep {
   readonly provenance: DecisionProvenance;
   /** The steps it depends on, sorted; present only when it has any (docs/receipts.md). */
   readonly dependsOn?: readonly string[];
+  /**
+   * The target as it was read when the step was previewed (what the approvers saw); the executor
+   * checks it still holds right before the effect. Present only for a step with a change set.
+   */
+  readonly preconditions?: readonly Precondition[];
 }
 
 /** The plan version a decision is about, exactly as it was approved. */

@@ -1,5 +1,6 @@
 /** The pure core: plan model, tools, the four validation phases, digests, diff and policy. No I/O. */
 export * from './canonical-json.ts';
+export * from './change-set.ts';
 export * from './check-json-value.ts';
 export * from './consistency.ts';
 export * from './context.ts';

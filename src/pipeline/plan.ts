@@ -1,3 +1,4 @@
+import type { ChangeSet, Unverified } from './change-set.ts';
 import type { JsonObject } from './json.ts';
 
 /** One tool call the agent has not run yet. `id` is stable across edits. */
@@ -71,6 +72,10 @@ export interface ValidatedStep extends Step {
   readonly annotations: readonly Annotation[];
   /** One line from the tool's `summarize` hook, if it has one. */
   readonly summary?: string;
+  /** What the step will change in the world, from the tool's `preview` hook (absent without one). */
+  readonly changeSet?: ChangeSet;
+  /** Hooks that failed or timed out: the step could not be verified and is routed to review. */
+  readonly unverified?: readonly Unverified[];
 }
 
 /** The output of `validate`: deep-frozen, with per-step digests and routes and the plan digest. */
