@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ChangeSet } from './change-set.ts';
 import { CountersignError } from './errors.ts';
 import type { Annotation, PlanEnvelope } from './plan.ts';
 
@@ -38,6 +39,11 @@ export interface ToolDefinition<S extends ToolArgsSchema = ToolArgsSchema> {
   checks?(args: z.output<S>, ctx: ToolHookContext): readonly CheckProblem[];
   /** Notes for the approver, e.g. cross-references that look wrong; they never reject the plan. */
   annotate?(args: z.output<S>, ctx: ToolHookContext): readonly (string | Annotation)[];
+  /**
+   * What the step will change in the world, read from your system: the target entity at the version
+   * it was read at, before → after per field, related entities and invariants (src/pipeline/change-set.ts).
+   */
+  preview?(args: z.output<S>, ctx: ToolHookContext): ChangeSet | Promise<ChangeSet>;
   /**
    * Arguments of other tools that refer to the same thing as one of this tool's (`'<tool>.<arg>'`,
    * nested paths joined with `.`). When an edit changes the argument, a step whose declared field still
