@@ -43,7 +43,13 @@ export function deriveOutcome(outcome: StepOutcome, now: number, uncertainAfterM
 export async function recordOutcome(
   redis: Redis,
   keys: Keys,
-  input: { runId: string; stepId: string; status: 'applying' | 'applied' | 'failed'; detail?: string },
+  input: {
+    runId: string;
+    stepId: string;
+    status: 'applying' | 'applied' | 'failed';
+    detail?: string;
+    metrics?: Readonly<Record<string, number>>;
+  },
   options: OutcomeOptions & { readonly afterApplied?: AfterApplied },
 ): Promise<{ result: OutcomeResult; revision?: number }> {
   const runKeys = keys.forRun(input.runId);
@@ -69,6 +75,9 @@ export async function recordOutcome(
       status: input.status,
       at: now,
       ...(input.detail === undefined ? {} : { detail: input.detail.slice(0, 2000) }),
+      ...(input.metrics === undefined || Object.keys(input.metrics).length === 0
+        ? {}
+        : { metrics: input.metrics }),
     };
     // On a pending run before its expiry, the commit lands before the expiry or not at all (as the
     // use cases' commits do): a release it carries is never made past it.
@@ -81,6 +90,7 @@ export async function recordOutcome(
           stepId: input.stepId,
           status: input.status,
           ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
+          ...(outcome.metrics === undefined ? {} : { metrics: outcome.metrics }),
         },
         now,
         state.fields.planDigest,

@@ -152,6 +152,8 @@ export interface StepOutcome {
   readonly stepId: string;
   readonly status: OutcomeStatus;
   readonly detail?: string;
+  /** Named numbers the agent reported with it (`{ refund_cents: 148900 }`). */
+  readonly metrics?: Readonly<Record<string, number>>;
   readonly at: number;
 }
 
@@ -278,6 +280,7 @@ export type JournalEvent =
       readonly stepId: string;
       readonly status: OutcomeStatus;
       readonly detail?: string;
+      readonly metrics?: Readonly<Record<string, number>>;
     };
 
 /** One journal record as stored: hashed over its canonical form minus `hash`, chained from 64 zeros. */

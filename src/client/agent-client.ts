@@ -44,7 +44,7 @@ import {
   sleep,
 } from './http.ts';
 import { EARLY_ANSWER_MS, longPoll } from './long-poll.ts';
-import { type OutcomeReport, reportStepOutcome } from './outcome-report.ts';
+import { type OutcomeInput, type OutcomeReport, reportStepOutcome } from './outcome-report.ts';
 import { buildPlanText, type SubmitInput } from './plan-input.ts';
 import { jwksKeySource, pinnedKeySource, pinnedReceiptKeys, type ReceiptKeySource } from './receipt-keys.ts';
 import { createRunIdGenerator } from './run-id.ts';
@@ -309,11 +309,7 @@ export class AgentClient {
    * const claim = await client.reportOutcome(runId, step.id, { status: 'applying' });
    * if (!claim.ok) return; // someone else has it, or it is finished: never run twice
    */
-  async reportOutcome(
-    runId: string,
-    stepId: string,
-    report: { readonly status: 'applying' | 'applied' | 'failed'; readonly detail?: string },
-  ): Promise<OutcomeReport> {
+  async reportOutcome(runId: string, stepId: string, report: OutcomeInput): Promise<OutcomeReport> {
     this.assertOpen();
     assertRunId(runId);
     return reportStepOutcome(

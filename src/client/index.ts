@@ -25,7 +25,7 @@ export type {
 export { type CursorStore, type DecisionHandler, fileCursor } from './decision-feed.ts';
 export * from './errors.ts';
 export type { RetryPolicy } from './http.ts';
-export type { OutcomeReport, StepOutcome } from './outcome-report.ts';
+export type { OutcomeInput, OutcomeReport, StepOutcome } from './outcome-report.ts';
 export { buildPlanText, type PlanStepInput, type SubmitInput } from './plan-input.ts';
 export { type PublicKeysInput, pinnedReceiptKeys } from './receipt-keys.ts';
 export { createRunIdGenerator } from './run-id.ts';

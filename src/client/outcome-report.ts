@@ -32,6 +32,18 @@ export type OutcomeReport =
       readonly message: string;
     };
 
+/** What the executor reports of a step. */
+export interface OutcomeInput {
+  readonly status: 'applying' | 'applied' | 'failed';
+  /** Why it failed, or what it did (cut to 2,000 characters). */
+  readonly detail?: string;
+  /**
+   * Named whole numbers about what the step did, e.g. `{ refund_cents: 148900 }` (at most 20; names
+   * lower-case with `_`): `npm run insights` compares them across agent-written and edited steps.
+   */
+  readonly metrics?: Readonly<Record<string, number>>;
+}
+
 /** What the server keeps of `detail`. */
 const DETAIL_MAX = 2000;
 /** The 409 body, read with what a server may add about the outcome already recorded. */
@@ -52,7 +64,7 @@ export async function reportStepOutcome(
   client: OutcomeReporting,
   runId: string,
   stepId: string,
-  report: { readonly status: 'applying' | 'applied' | 'failed'; readonly detail?: string },
+  report: OutcomeInput,
 ): Promise<OutcomeReport> {
   if (!ID_PATTERN.test(stepId)) {
     throw new CountersignError('invalid_argument', `not a step id: ${JSON.stringify(stepId)}`);
@@ -60,6 +72,7 @@ export async function reportStepOutcome(
   const body = {
     status: report.status,
     ...(report.detail === undefined ? {} : { detail: report.detail.slice(0, DETAIL_MAX) }),
+    ...(report.metrics === undefined ? {} : { metrics: report.metrics }),
   };
   const request: HttpRequest = {
     method: 'POST',

@@ -17,7 +17,7 @@ export async function reportOutcome(deps: GatewayDeps, request: AgentRequest): P
     return sendError(
       res,
       'invalid_request',
-      'the body must be JSON: {"status": "applying" | "applied" | "failed", "detail"?: "…"}',
+      'the body must be JSON: {"status": "applying" | "applied" | "failed", "detail"?: "…", "metrics"?: {"name": 123}}',
     );
   }
   const parsed = outcomeBodySchema.safeParse(json);
@@ -28,6 +28,7 @@ export async function reportOutcome(deps: GatewayDeps, request: AgentRequest): P
     stepId,
     status: parsed.data.status,
     ...(parsed.data.detail === undefined ? {} : { detail: parsed.data.detail }),
+    ...(parsed.data.metrics === undefined ? {} : { metrics: parsed.data.metrics }),
   });
   switch (result.kind) {
     case 'recorded':
@@ -65,6 +66,7 @@ function answer(runId: string, outcome: StepOutcome): OutcomeAnswer {
     stepId: outcome.stepId,
     status: outcome.status,
     ...(outcome.detail === undefined ? {} : { detail: outcome.detail }),
+    ...(outcome.metrics === undefined ? {} : { metrics: { ...outcome.metrics } }),
     at: new Date(outcome.at).toISOString(),
   };
 }

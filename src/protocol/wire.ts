@@ -207,10 +207,40 @@ export const pendingSchema = z
   .object({ runId, status: z.literal('pending') })
   .meta({ id: 'DecisionPending' });
 
+/** A named number reported with an outcome: a safe integer (money in minor units), named like `refund_cents`. */
+export const OUTCOME_METRIC_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+/** How many named numbers one outcome report may carry. */
+export const OUTCOME_METRICS_MAX = 20;
+
+export const outcomeMetricsSchema = z
+  .record(
+    z.string(),
+    z.int({ error: 'a metric is a whole number (money in minor units: cents), not a fraction' }),
+  )
+  .superRefine((metrics, ctx) => {
+    const names = Object.keys(metrics);
+    if (names.length > OUTCOME_METRICS_MAX)
+      ctx.addIssue({
+        code: 'custom',
+        message: `at most ${OUTCOME_METRICS_MAX} metrics per report, not ${names.length}`,
+      });
+    for (const name of names.filter((name) => !OUTCOME_METRIC_NAME.test(name)))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `${JSON.stringify(name.slice(0, 64))} is not a metric name: lower-case letters, digits and _, starting with a letter (refund_cents)`,
+      });
+  })
+  .meta({
+    description:
+      'Named numbers about what the step did (`{"refund_cents": 148900}`), compared by `npm run insights` across steps the agent wrote and steps people edited or added.',
+  });
+
 export const outcomeBodySchema = z
   .strictObject({
     status: reportedStatus,
     detail: z.string().max(2000).optional(),
+    metrics: outcomeMetricsSchema.optional(),
   })
   .meta({ id: 'OutcomeReport' });
 
@@ -220,6 +250,7 @@ export const outcomeAnswerSchema = z
     stepId: z.string(),
     status: z.enum(['applying', 'applied', 'failed', 'uncertain']),
     detail: z.string().optional(),
+    metrics: z.record(z.string(), z.int()).optional(),
     at: isoTime,
   })
   .meta({ id: 'StepOutcome' });

@@ -354,6 +354,43 @@ describe('reporting outcomes', () => {
     expect(bad.status).toBe(400);
     expect(errorCode(bad.body)).toBe('invalid_request');
   });
+
+  it('keeps named numbers with an outcome, in the answer and the journal, and refuses fractions and odd names', async () => {
+    const body = planBody();
+    await stack.agentRequest('POST', PATHS.runs, body);
+    const runId = runIdOf(body);
+    await stack.click('U0OP1', await stack.card(runId), 'approve');
+    await waitForStatus(runId, 'approved');
+    const report = (outcome: object) =>
+      stack.agentRequest('POST', PATHS.outcome(runId, 's2'), JSON.stringify(outcome));
+    for (const [metrics, says] of [
+      [{ refund: 14.5 }, 'whole number'],
+      [{ 'Refund Cents': 1 }, 'metric name'],
+      [Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`m${i}`, i])), 'at most 20'],
+    ] as const) {
+      const refused = await report({ status: 'applied', metrics });
+      expect(refused.status).toBe(400);
+      expect(JSON.stringify(refused.body)).toContain(says);
+    }
+    const recorded = await report({ status: 'applied', metrics: { refund_cents: 148_900, items: 2 } });
+    expect(recorded).toMatchObject({
+      status: 200,
+      body: { stepId: 's2', status: 'applied', metrics: { refund_cents: 148_900, items: 2 } },
+    });
+    const { Redis } = await import('ioredis');
+    const { redisUrl } = await import('../helpers/redis.ts');
+    const redis = new Redis(redisUrl());
+    try {
+      const journal = (await redis.lrange(stack.countersign.approvals.keys.forRun(runId).journal, 0, -1)).map(
+        (text) => JSON.parse(text) as { event: { type: string } },
+      );
+      expect(journal.filter((r) => r.event.type === 'outcome').map((r) => r.event)).toEqual([
+        { type: 'outcome', stepId: 's2', status: 'applied', metrics: { items: 2, refund_cents: 148_900 } },
+      ]);
+    } finally {
+      redis.disconnect();
+    }
+  });
 });
 
 describe('discovery', () => {

@@ -85,6 +85,7 @@ class Outcome:
     status: str
     at: str
     detail: str | None = None
+    metrics: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -362,14 +363,21 @@ class Client:
         return verified
 
     def report_outcome(
-        self, run_id: str, step_id: str, status: str, detail: str | None = None
+        self,
+        run_id: str,
+        step_id: str,
+        status: str,
+        detail: str | None = None,
+        metrics: Mapping[str, int] | None = None,
     ) -> Outcome:
         """Reports a step's outcome (``POST …/steps/{stepId}/outcome``).
 
         Report ``applying`` right before the effect: it claims the step. A second claim (the same
         decision twice, a second executor) raises ``AlreadyClaimed`` — do not run the step then.
         After the effect report ``applied``, or ``failed`` with a ``detail`` (cut to 2,000
-        characters). Raises ``NotApproved`` for a run that is not approved, ``NotFound`` with
+        characters) and ``metrics``: named whole numbers about what the step did
+        (``{"refund_cents": 148900}``, at most 20, names lower-case with ``_``), which
+        ``npm run insights`` compares across agent-written and edited steps. Raises ``NotApproved`` for a run that is not approved, ``NotFound`` with
         ``code == "not_found"`` (no such run for this agent) or ``"unknown_step"``.
         """
         if status not in ("applying", "applied", "failed"):
@@ -377,9 +385,11 @@ class Client:
         if not isinstance(step_id, str) or not ID_PATTERN.fullmatch(step_id):
             raise CountersignError(f"not a step id: {step_id!r}")
         path = f"/v1/runs/{_run_id(run_id)}/steps/{step_id}/outcome"
-        report: dict[str, str] = {"status": status}
+        report: dict[str, object] = {"status": status}
         if detail is not None:
             report["detail"] = _cut_utf16(str(detail), DETAIL_MAX)
+        if metrics is not None:
+            report["metrics"] = _outcome_metrics(metrics)
         answer = self._request("POST", path, canonical_json(report).encode("utf-8"))
         if 200 <= answer.status < 300 and isinstance(answer.body, Mapping):
             body = answer.body
@@ -389,6 +399,7 @@ class Client:
                 status=body.get("status", status),
                 at=body.get("at", ""),
                 detail=body.get("detail"),
+                metrics=body.get("metrics"),
             )
         if answer.status == 404:
             try:
@@ -724,6 +735,29 @@ def _parse_time(value: object) -> float | None:
     except ValueError:
         return None
     return parsed.timestamp() if parsed.tzinfo is not None else None
+
+
+_METRIC_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def _outcome_metrics(metrics: Mapping[str, int]) -> dict[str, int]:
+    """Checks named outcome numbers as the server does, so a mistake is named here."""
+    if not isinstance(metrics, Mapping):
+        raise CountersignError("metrics must be a mapping of names to whole numbers")
+    if len(metrics) > 20:
+        raise CountersignError("at most 20 metrics per report")
+    checked: dict[str, int] = {}
+    for name, value in metrics.items():
+        if not isinstance(name, str) or not _METRIC_NAME.fullmatch(name):
+            raise CountersignError(
+                f"not a metric name: {name!r} (lower-case letters, digits and _, starting with a letter)"
+            )
+        if isinstance(value, bool) or not isinstance(value, int) or abs(value) > 2**53 - 1:
+            raise CountersignError(
+                f"metric {name} must be a whole number (money in minor units: cents), not {value!r}"
+            )
+        checked[name] = value
+    return checked
 
 
 def _cut_utf16(text: str, limit: int) -> str:

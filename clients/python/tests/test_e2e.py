@@ -17,6 +17,7 @@ from countersign import (
     AuthError,
     Client,
     Conflict,
+    CountersignError,
     Decision,
     DecisionTimeout,
     InvalidPlan,
@@ -100,6 +101,20 @@ def test_a_step_waits_for_the_step_it_depends_on_to_be_reported_applied(
     client.report_outcome(submitted.run_id, "s2", "applied")
     assert client.verify_step(decision, s3).step["id"] == "s3"
     assert client.get_run(submitted.run_id)["applied"] == ["s2"]
+
+
+def test_named_numbers_go_with_an_outcome_and_bad_ones_are_named_before_sending(
+    countersign: Countersign, client: Client
+) -> None:
+    submitted = client.submit(freight_plan())
+    assert countersign.approve(submitted.run_id)["status"] == 200
+    client.wait_for_decision(submitted.run_id, timeout=30)
+    for metrics, says in (({"refund": 14.5}, "whole number"), ({"Refund Cents": 1}, "metric name")):
+        with pytest.raises(CountersignError) as refused:
+            client.report_outcome(submitted.run_id, "s2", "applied", metrics=metrics)
+        assert says in str(refused.value)
+    done = client.report_outcome(submitted.run_id, "s2", "applied", metrics={"refund_cents": 148_900})
+    assert done.metrics == {"refund_cents": 148_900}
 
 
 def test_a_step_claimed_before_is_refused_so_it_never_runs_twice(client: Client, approved: Decision) -> None:
