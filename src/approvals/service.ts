@@ -198,12 +198,7 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** The agent reports a step's outcome; see `recordOutcome` in outcomes.ts. */
-  async recordOutcome(input: {
-    runId: string;
-    stepId: string;
-    status: 'applying' | 'applied' | 'failed';
-    detail?: string;
-  }): Promise<OutcomeResult> {
+  async recordOutcome(input: Parameters<typeof recordOutcome>[2]): Promise<OutcomeResult> {
     // Marked before the commit, like every change people see: the card shows outcomes.
     await this.redis.zadd(this.keys.changed, await this.now(), input.runId);
     const options = this.outcomeOptions();

@@ -4,3 +4,4 @@ export * from './edit-patterns.ts';
 export * from './edit-stats.ts';
 export * from './report.ts';
 export * from './run-history.ts';
+export * from './tool-fields.ts';
