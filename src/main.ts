@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { ApprovalService, DecisionFeed, MessageLedger, RedisClock } from './approvals/index.ts';
 import { readReleases } from './approvals/releases-read.ts';
 import { createBot } from './bot/app.ts';
+import type { DriftWatch } from './bot/drift-watch.ts';
 import { Metrics } from './bot/metrics.ts';
 import { UserGroupDirectory } from './bot/user-groups.ts';
 import {
@@ -79,6 +80,8 @@ export interface CountersignSettings {
   readonly clock?: () => number;
   /** How often decisions committed but not confirmed delivered are re-sent (default 15 s). */
   readonly outboxSweepMs?: number;
+  /** How often the agents' drift alarms are evaluated besides after each edit (default 60 s). */
+  readonly driftSweepMs?: number;
   /** The first webhook retry's delay, doubling after (default 10 s). */
   readonly webhookRetryDelayMs?: number;
   /**
@@ -109,6 +112,8 @@ export interface Countersign {
   readonly logger: Logger;
   /** The run timers on the `timers` queue. */
   readonly timers: TimerScheduler;
+  /** The agents' drift alarms (evaluated after each edit and on a sweep). */
+  readonly drift: DriftWatch;
   /** Boot-time reconciliation of pending runs with their timers; runs in the background after start. */
   readonly reconciled: Promise<ReconcileSummary>;
   /** Stops taking work, finishes what is active, closes connections. Idempotent. */
@@ -226,12 +231,20 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     unguard();
     throw error;
   }
+  const periodic = periodicWork(onError);
+  metrics.watchEditWindows({
+    agents: Object.keys(settings.config.agents),
+    stats: async (agent) => approvals.editWindow.stats(agent, await approvals.now()),
+  });
   // What approvals committed, fanned out: timers, metrics, and a rendering on the render queue — none
   // waits on Slack.
   approvals.onCommitted(async (result) => {
     logCommitted(logger, result);
     await timers.onCommitted(result);
     metrics.observe(result);
+    // An edit may push the agent's share of rewritten plans over its drift alarm's threshold.
+    if (result.kind === 'edited' && Object.hasOwn(settings.config.drift, result.run.agent))
+      periodic.run(`drift alarm ${result.run.agent}`, () => bot.drift.check(result.run.agent));
   });
   approvals.onChanged(async (commit) => {
     await render.enqueue(commit.runId, commit.revision);
@@ -266,13 +279,16 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
       logger,
     }),
   ];
-  const periodic = periodicWork(onError);
   if (userGroups.active) {
     periodic.every(settings.userGroupRefreshMs ?? 5 * 60_000, 'user group refresh', () =>
       userGroups.refresh(),
     );
   }
   periodic.every(settings.outboxSweepMs ?? 15_000, 'outbox sweep', () => approvals.redeliverUndelivered());
+  // The edit windows slide (an alarm recovers as time passes), and a raised alarm a process died
+  // before posting is posted by the next sweep.
+  if (Object.keys(settings.config.drift).length > 0)
+    periodic.every(settings.driftSweepMs ?? 60_000, 'drift alarm sweep', () => bot.drift.sweep());
   // Repair: runs whose committed state Slack may not show (a process died between a commit and its
   // rendering job) get a rendering — all of them at start, then every `repairEveryMs` those overdue.
   const repairEvery = settings.repairEveryMs ?? 5_000;
@@ -302,6 +318,7 @@ export async function startCountersign(settings: CountersignSettings): Promise<C
     metrics,
     logger,
     timers,
+    drift: bot.drift,
     reconciled,
     stop() {
       stopping ??= (async () => {

@@ -19,6 +19,7 @@ export {
 } from './button-value.ts';
 export { type ApprovalCardModel, approvalActions, approveButton, buildApprovalCard } from './card.ts';
 export { buildDiffMessage, type DiffMessageModel } from './diff-message.ts';
+export * from './drift-alarm.ts';
 export { diagnosticsToModalErrors, type EditSubmissionAck, editResultAck } from './edit-errors.ts';
 export {
   type AddedStep,

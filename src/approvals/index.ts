@@ -8,6 +8,7 @@ export {
 } from './audit-findings.ts';
 export * from './decision-feed.ts';
 export * from './describe-event.ts';
+export * from './edit-window.ts';
 export * from './escalation.ts';
 export * from './guard.ts';
 export * from './inbox.ts';

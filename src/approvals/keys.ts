@@ -54,6 +54,21 @@ export interface Keys {
   releasedChannel(agent: string): string;
   /** Submission nonces, for replay refusal: `nonce(agent, nonce)`. */
   nonce(agent: string, nonce: string): string;
+  /** An agent's sliding edit window and drift alarm (edit-window.ts), sharing one hash tag. */
+  editWindow(agent: string): EditWindowKeys;
+}
+
+export interface EditWindowKeys {
+  /** Sorted set: run ids of validated plans, scored by submission time (ms). */
+  readonly plans: string;
+  /** Sorted set: the edited ones among them, scored by submission time. */
+  readonly edited: string;
+  /** Sorted set: those where more than half of the steps were touched, scored by submission time. */
+  readonly heavy: string;
+  /** Hash: run id → `touched/total` steps (v1 → current), for the most edited runs. */
+  readonly touched: string;
+  /** Hash: the drift alarm's state (`raised` 0/1, `raised_at`, `posted` 0/1, `claim`). */
+  readonly alarm: string;
 }
 
 /** Key names under `prefix` (default `cs`). */
@@ -84,6 +99,16 @@ export function createKeys(prefix = 'cs'): Keys {
     feedChannel: (agent) => `${prefix}:feed-updated:${agent}`,
     releasedChannel: (agent) => `${prefix}:released:${agent}`,
     nonce: (agent, nonce) => `${prefix}:nonce:${agent}:${nonce}`,
+    editWindow(agent) {
+      const base = `${prefix}:{edits:${agent}}`;
+      return {
+        plans: `${base}:plans`,
+        edited: `${base}:edited`,
+        heavy: `${base}:heavy`,
+        touched: `${base}:touched`,
+        alarm: `${base}:alarm`,
+      };
+    },
   };
 }
 

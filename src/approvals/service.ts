@@ -10,6 +10,7 @@
 import type { ErrorReporter } from '../log.ts';
 import { type Decision, type ReceiptSigner, signDecision, signRelease } from '../pipeline/index.ts';
 import type { DecisionSigner } from './decision-builder.ts';
+import { DEFAULT_EDIT_WINDOW_MS, EditWindow, touchedSince } from './edit-window.ts';
 import { approveRights, checkAction, editRights, type RunState, rejectRights } from './guard.ts';
 import { Outbox } from './outbox.ts';
 import { type OutcomeResult, recordOutcome } from './outcomes.ts';
@@ -89,6 +90,8 @@ export class ApprovalService extends ApprovalQueries {
   private readonly sign: DecisionSigner;
   private readonly signRelease: ReleaseSigner;
   private readonly outbox: Outbox;
+  /** Each agent's sliding edit window and drift alarm (edit-window.ts). */
+  readonly editWindow: EditWindow;
   private readonly onError: ErrorReporter;
   private readonly listeners: CommittedListener[] = [];
   private readonly changeListeners: ChangeListener[] = [];
@@ -100,6 +103,11 @@ export class ApprovalService extends ApprovalQueries {
     const { signer } = options;
     this.sign = (unsigned) => signDecision(unsigned, signer);
     this.signRelease = (unsigned) => signRelease(unsigned, signer);
+    this.editWindow = new EditWindow(
+      this.redis,
+      this.keys,
+      (agent) => this.config.editWindowMs[agent] ?? DEFAULT_EDIT_WINDOW_MS,
+    );
     this.outbox = new Outbox({
       redis: this.redis,
       keys: this.keys,
@@ -370,8 +378,23 @@ export class ApprovalService extends ApprovalQueries {
       writes.push(this.redis.zadd(this.keys.pending, Date.parse(result.run.current.plan.expiresAt), runId));
     }
     if (attempt.decision !== undefined) writes.push(this.redis.zrem(this.keys.pending, runId));
+    if (created && (result?.kind === 'pending' || result?.kind === 'approved'))
+      writes.push(this.editWindow.submitted(result.run.agent, runId, now));
+    if (result?.kind === 'edited') writes.push(this.recordEdited(result.run));
     await Promise.all(writes);
     if (attempt.decision !== undefined) await this.outbox.deliver(attempt.decision);
+  }
+
+  /** An edit's effect on the agent's edit window: steps touched since the agent's own plan (v1). */
+  private async recordEdited(run: RunView): Promise<void> {
+    const first = await this.getVersion(run.runId, 1);
+    if (first === undefined) return;
+    await this.editWindow.edited(
+      run.agent,
+      run.runId,
+      run.createdAt,
+      touchedSince(first.plan, run.current.plan),
+    );
   }
 
   /** Every listener sees the result, in order; the first failure is thrown once all have run. */

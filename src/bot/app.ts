@@ -4,6 +4,7 @@ import type { ApprovalService, MessageLedger } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
 import type { ErrorReporter, Logger } from '../log.ts';
 import { CardLinkCache, HomePublisher } from './app-home.ts';
+import { DriftWatch } from './drift-watch.ts';
 import { InFlight } from './in-flight.ts';
 import { registerInboxListeners } from './listeners/inbox.ts';
 import { registerListeners } from './listeners/index.ts';
@@ -55,6 +56,8 @@ export interface Bot {
   readonly gateway: SlackGateway;
   /** People's App Home tabs (published on opening, refreshed after renderings). */
   readonly homes: HomePublisher;
+  /** The agents' drift alarms, posted when approvals raises them. */
+  readonly drift: DriftWatch;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -136,12 +139,21 @@ export function createBot(options: BotOptions): Bot {
   });
   registerInboxListeners(app, { approvals: options.approvals, homes, links, clock, onError });
   app.error(async (error) => onError(error, 'a Slack request'));
+  const drift = new DriftWatch({
+    window: options.approvals.editWindow,
+    config: options.config,
+    gateway,
+    links,
+    now: () => options.approvals.now(),
+    onError,
+  });
   return {
     app,
     presenter,
     renderer,
     gateway,
     homes,
+    drift,
     start: async () => {
       // Slack's verdict on the token, kept for /healthz. Not waited for, and not fatal: a Slack that is
       // down at start is re-checked, and clicks are served meanwhile (they are signature-checked).

@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EditWindowStats } from '../approvals/edit-window.ts';
 import type { UseCaseResult } from '../approvals/index.ts';
 import { isCountersignError } from '../pipeline/index.ts';
 
@@ -30,6 +31,13 @@ export class Metrics {
   private readonly edits = new Counter({
     name: 'countersign_edits_total',
     help: 'Edits that created a new version',
+    registers: [this.registry],
+  });
+  private readonly stepsTouched = new Histogram({
+    name: 'countersign_edit_steps_touched',
+    help: 'Steps each edit added, changed or removed, by agent (this process)',
+    labelNames: ['agent'] as const,
+    buckets: [1, 2, 3, 5, 8, 13, 21],
     registers: [this.registry],
   });
   private readonly escalations = new Counter({
@@ -80,6 +88,49 @@ export class Metrics {
     attempt: (outcome: 'delivered' | 'refused' | 'unreachable') => this.webhookAttempts.inc({ outcome }),
   };
 
+  /**
+   * Each agent's sliding edit window, read from Redis when `/metrics` is scraped (so every replica
+   * serves the same figures): plans submitted and edited in the window, the plans where more than half
+   * of the steps were touched, their share, and the window's length.
+   */
+  watchEditWindows(source: {
+    readonly agents: readonly string[];
+    stats(agent: string): Promise<EditWindowStats>;
+  }): void {
+    const gauge = (name: string, help: string, read: (stats: EditWindowStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['agent'] as const,
+        registers: [this.registry],
+        async collect() {
+          const all = await Promise.all(source.agents.map((agent) => source.stats(agent)));
+          for (const stats of all) this.set({ agent: stats.agent }, read(stats));
+        },
+      });
+    gauge(
+      'countersign_window_plans',
+      'Validated plans submitted in the edit window, by agent',
+      (s) => s.plans,
+    );
+    gauge(
+      'countersign_window_plans_edited',
+      'Plans in the edit window that people edited, by agent',
+      (s) => s.edited,
+    );
+    gauge(
+      'countersign_window_plans_rewritten',
+      'Plans in the edit window with more than half of their steps added, changed or removed, by agent',
+      (s) => s.heavy,
+    );
+    gauge(
+      'countersign_window_rewritten_share',
+      "Share (0-1) of the edit window's plans with more than half of their steps touched: what the drift alarm watches",
+      (s) => s.share,
+    );
+    gauge('countersign_window_seconds', 'Length of the edit window, by agent', (s) => s.windowMs / 1000);
+  }
+
   /** Counts a failure that was reported (logged), by its code. */
   error(error: unknown): void {
     this.failures.inc({ code: isCountersignError(error) ? error.code : 'other' });
@@ -102,6 +153,10 @@ export class Metrics {
         break;
       case 'edited':
         this.edits.inc();
+        this.stepsTouched.observe(
+          { agent: result.run.agent },
+          result.diff.counts.added + result.diff.counts.changed + result.diff.counts.removed,
+        );
         break;
       case 'escalated':
         this.escalations.inc();

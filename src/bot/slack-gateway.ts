@@ -141,6 +141,21 @@ export class SlackGateway {
   }
 
   /**
+   * Posts a notice that belongs to no run (the drift alarm): no metadata, never retried blindly (the
+   * caller claims it first, so a lost answer is at worst one notice posted again after its lease).
+   */
+  async notice(channel: string, message: SlackMessage): Promise<MessageRef> {
+    const posted = await this.clients.posts.chat.postMessage({
+      channel,
+      text: message.text,
+      blocks: [...message.blocks],
+      unfurl_links: false,
+      unfurl_media: false,
+    });
+    return { channel: posted.channel ?? channel, ts: posted.ts ?? '' };
+  }
+
+  /**
    * The messages posted with `tag` in a channel (or a thread), oldest first. Reads the newest
    * 2,000 messages (`SEARCH_PAGES` pages of 200) — a post whose answer was lost is among the newest, and
    * no clock is trusted to bound the search (Slack's and ours may disagree).

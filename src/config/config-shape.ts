@@ -25,6 +25,17 @@ const shape = z.strictObject({
         .strictObject({ url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }) })
         .optional(),
       rateLimit: rateLimitShape.optional(),
+      drift: z
+        .strictObject({
+          above: z
+            .number()
+            .gt(0, 'must be a share above 0, such as 0.3 for 30%')
+            .max(1, 'must be a share of at most 1, such as 0.3 for 30%'),
+          minPlans: z.int().min(1, 'must be at least 1').optional(),
+          window: durationText.optional(),
+          notify: z.union([z.string(), z.array(slackId).min(1)]).optional(),
+        })
+        .optional(),
     }),
   ),
   groups: z.record(

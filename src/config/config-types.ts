@@ -20,6 +20,30 @@ export interface AgentInput {
   readonly webhook?: { readonly url: string };
   /** This agent's request rate at the gateway, per process (default `defaults.rateLimit`). */
   readonly rateLimit?: RateLimitInput;
+  /**
+   * The drift alarm: posted once when, over the sliding `window` (default `'24h'`), at least `minPlans`
+   * plans (default 20) were submitted and the share of them with more than half of their steps added,
+   * changed or removed by people reaches `above` (0–1, e.g. `0.3`); posted again only after the share
+   * has fallen below it and crossed it again. To `notify` (a group name or Slack ids), by default the
+   * agent's first escalation level (its channel, else its people), else the agent's channel.
+   */
+  readonly drift?: DriftInput;
+}
+
+export interface DriftInput {
+  readonly above: number;
+  readonly minPlans?: number;
+  readonly window?: string;
+  readonly notify?: string | readonly string[];
+}
+
+/** An agent's drift alarm, resolved. `notify` is read when the alarm is posted (groups may be Slack user groups). */
+export interface DriftPolicy {
+  readonly above: number;
+  readonly minPlans: number;
+  readonly windowMs: number;
+  /** A group name, or Slack ids; absent: the agent's first escalation level, else its channel. */
+  readonly notify?: string | readonly string[];
 }
 
 /** A request rate: `requests` per `per` (a duration such as `'1m'`). */
@@ -156,6 +180,10 @@ export interface CountersignConfig {
   };
   /** SHA-256 of the policy-relevant config (rules, tools and their hook sources): decisions record it. */
   readonly digest: string;
+  /** Per agent with a drift alarm (`agents.<name>.drift`). */
+  readonly drift: Readonly<Record<string, DriftPolicy>>;
+  /** Each agent's sliding edit window (ms) for `/metrics` and the drift alarm: its drift window, else 24 h. */
+  readonly editWindowMs: Readonly<Record<string, number>>;
 }
 
 /** The gateway's request rate for `agent`: its own, else the default. */

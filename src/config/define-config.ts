@@ -5,6 +5,7 @@ import { ConfigError } from './config-error.ts';
 import { checkShape } from './config-shape.ts';
 import type { ConfigInput, CountersignConfig } from './config-types.ts';
 import { checkCrossReferences, nameChecks } from './cross-references.ts';
+import { resolveDrift } from './drift.ts';
 import { resolveEscalation } from './escalation-policy.ts';
 
 // src/main.ts, src/queue and src/approvals/use-cases still import these from here (they are being
@@ -32,6 +33,7 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
   const defaults = resolveDefaults(input, duration, problems);
   const { groups, usergroups } = groupLists(input);
   const escalation = resolveEscalation(input, { duration, names, problems, groups, usergroups });
+  const drift = resolveDrift(input, duration, names);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     pipeline: pipelineConfig(input, defaults, groups),
@@ -41,6 +43,7 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
     escalation,
     defaults,
     digest: configDigest(input),
+    ...drift,
   };
 }
 

@@ -6,6 +6,7 @@ export { ConfigError, isConfigError } from './config-error.ts';
 export type * from './config-types.ts';
 export { rateLimitOf } from './config-types.ts';
 export { defineConfig } from './define-config.ts';
+export { DEFAULT_EDIT_WINDOW, driftTargets } from './drift.ts';
 export { formatDuration, parseDuration } from './duration.ts';
 export {
   MCP_CALL_TOOL,
