@@ -30,6 +30,7 @@ import type {
   OnDecisionOptions,
   RunStatus,
   Submitted,
+  VerifyStepOptions,
   WaitOptions,
 } from './client-types.ts';
 import { consumeDecisions, type DecisionHandler, type FeedPage } from './decision-feed.ts';
@@ -278,17 +279,18 @@ export class AgentClient {
    * `not_approved` / `not_released`), that the plan has not expired and matches its digest, that
    * `step` is exactly the approved step — and, when the step depends on others, asks Countersign which
    * steps are reported applied (`GET /v1/runs/{id}`) and refuses while one is not
-   * (`dependency_not_applied`, naming it; also when Countersign cannot be asked). A step without
-   * dependencies costs no request beyond the keys. Throws `RequestError` only when the keys cannot
-   * be fetched.
+   * (`dependency_not_applied`, naming it; also when Countersign cannot be asked). Last, with
+   * `readVersion`, that each target the step was approved against is still at the version the
+   * approvers saw (`world_changed`; docs/agent-client.md). Passed, it answers the step's
+   * `preconditions`. Throws `RequestError` only when the keys cannot be fetched.
    * @example
-   * const check = await client.verifyStep(decision, step);
+   * const check = await client.verifyStep(decision, step, { readVersion: ({ type, id }) => versionOf(type, id) });
    * if (!check.ok) throw new Error(`not running ${step.id}: ${check.message}`);
    */
   async verifyStep(
     grant: Grant,
     step: StepToRun,
-    options: { readonly now?: number } = {},
+    options: VerifyStepOptions = {},
   ): Promise<StepVerification> {
     this.assertOpen();
     return verifyGrantStep(
@@ -296,6 +298,7 @@ export class AgentClient {
       grant,
       step,
       options.now ?? this.clock(),
+      options.readVersion,
     );
   }
 

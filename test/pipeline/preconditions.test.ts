@@ -92,7 +92,11 @@ describe('verifyDecisionStep returns the preconditions it approved', () => {
   const signer = createReceiptSigner(key.privateKey);
   const keys = receiptKeysOf([key.publicKey]);
   const now = Date.parse('2026-04-02T14:00:00Z');
-  const reschedule = { id: 's2', tool: 'reschedule_delivery', args: { delivery_id: 'dl_55120', window: '2026-04-06' } };
+  const reschedule = {
+    id: 's2',
+    tool: 'reschedule_delivery',
+    args: { delivery_id: 'dl_55120', window: '2026-04-06' },
+  };
   const note = { id: 's1', tool: 'add_note', args: { ticket_id: '74991', note: 'rebooked' } };
   const decided = (step: typeof note | typeof reschedule, preconditions?: Precondition[]): DecisionStep => ({
     ...step,
@@ -134,9 +138,19 @@ describe('verifyDecisionStep returns the preconditions it approved', () => {
   });
 
   it('refuses a decision whose preconditions were changed after signing: they are under the receipt', () => {
-    const moved = structuredClone(decision) as typeof decision & { plan: { steps: DecisionStep[] } };
-    (moved.plan.steps[1] as { preconditions: Precondition[] }).preconditions = [{ ...delivery, version: '9' }];
-    expect(verifyDecisionStep(moved, reschedule, keys, now)).toMatchObject({ ok: false, reason: 'bad_receipt' });
+    const moved = signDecision(
+      {
+        ...unsigned,
+        plan: { ...plan, steps: [steps[0]!, decided(reschedule, [{ ...delivery, version: '9' }])] },
+      },
+      signer,
+    );
+    const forged = { ...moved, receipt: decision.receipt };
+    expect(verifyDecisionStep(moved, reschedule, keys, now)).toMatchObject({ ok: true });
+    expect(verifyDecisionStep(forged, reschedule, keys, now)).toMatchObject({
+      ok: false,
+      reason: 'bad_receipt',
+    });
   });
 });
 
@@ -144,11 +158,14 @@ describe('the published vector with preconditions (test/vectors/receipts.json)',
   const vectors = JSON.parse(readFileSync(new URL('../vectors/receipts.json', import.meta.url), 'utf8')) as {
     valid: { name: string; jwks: unknown; decision: Decision; receipt: Decision['receipt'] }[];
   };
-  const vector = vectors.valid.find((candidate) => JSON.stringify(candidate.decision).includes('"preconditions"'));
+  const vector = vectors.valid.find((candidate) =>
+    JSON.stringify(candidate.decision).includes('"preconditions"'),
+  );
   const read = keysFromJwks(vector?.jwks);
 
   it('passes the gate at its time and gives each step’s preconditions to check', () => {
-    if (vector === undefined || !read.ok) throw new Error('no vector with preconditions, or its JWKS does not read');
+    if (vector === undefined || !read.ok)
+      throw new Error('no vector with preconditions, or its JWKS does not read');
     const decision = { ...vector.decision, receipt: vector.receipt };
     const now = Date.parse('2026-04-02T15:00:00.000Z');
     const found = decision.plan?.steps.map((step) => {
