@@ -81,7 +81,9 @@ describe('the sample freight agent (examples/freight/agent.ts)', () => {
         log: (line) => lines.push(line),
         timeoutMs: 10_000,
         onSubmitted: (runId) => setTimeout(() => decideWithPreconditions(runId), 50),
-        afterApproval: () => lines.push(moveDeliveryAfterApproval()),
+        afterApproval: () => {
+          lines.push(moveDeliveryAfterApproval());
+        },
       });
       expect(executed).toEqual(['s1']);
       expect(lines).toContain(
