@@ -6,6 +6,8 @@
  *
  *   npm run demo                 open the page it prints, act as Dana (operator); Ctrl-C stops everything
  *   npm run demo -- --once       exit once the agent has its decision (or DEMO_EXIT_AFTER_DECISION=1)
+ *   npm run demo -- --change-world   after the approval, a dispatcher moves the delivery (or
+ *                                DEMO_CHANGE_WORLD=1): the agent refuses the reschedule, world_changed
  *
  * Environment: REDIS_URL (use that Redis: keys under a fresh prefix, deleted at the end, never flushed);
  * DEMO_PORT (the page's port, default 3100, 0 = any free port; a busy port falls back to a free one);
@@ -14,6 +16,7 @@
  * second level a minute later).
  */
 import { createInterface } from 'node:readline';
+import { moveDeliveryAfterApproval } from '../examples/freight/agent.ts';
 import { parseDuration } from '../src/config/index.ts';
 import { isRedisServerError, RedisServerNotFoundError } from '../src/devtools/redis-server.ts';
 import { DemoSetupError, type DemoStack, exitOnSignals, startDemo } from './demo-stack.ts';
@@ -22,6 +25,7 @@ const DEFAULT_PORT = 3100;
 
 async function main(): Promise<void> {
   const once = process.argv.includes('--once') || process.env.DEMO_EXIT_AFTER_DECISION === '1';
+  const changeWorld = process.argv.includes('--change-world') || process.env.DEMO_CHANGE_WORLD === '1';
   const redisUrl = process.env.REDIS_URL || undefined;
   const port = process.env.DEMO_PORT === undefined ? DEFAULT_PORT : Number(process.env.DEMO_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
@@ -83,12 +87,16 @@ async function main(): Promise<void> {
     },
   );
 
-  printBanner(demo, once);
+  printBanner(demo, once, changeWorld);
   for (;;) {
     try {
       await demo.runAgent({
         log: (line) => console.log(`agent │ ${line}`),
         ...(expiresIn === undefined ? {} : { expiresIn }),
+        // The freight system changes between approval and execution: the approval no longer holds.
+        ...(changeWorld
+          ? { afterApproval: () => console.log(`world │ ${moveDeliveryAfterApproval()}`) }
+          : {}),
         onSubmitted: (runId) =>
           console.log(
             `audit │ REDIS_URL=${demo.redis.url} COUNTERSIGN_PREFIX=${demo.prefix} npm run audit -- show ${runId}`,
@@ -128,7 +136,7 @@ async function startOnPort(
   }
 }
 
-function printBanner(demo: DemoStack, once: boolean): void {
+function printBanner(demo: DemoStack, once: boolean, changeWorld: boolean): void {
   const redis = demo.redis.private
     ? `private redis-server at ${demo.redis.url} (stopped on exit)`
     : `${demo.redis.url} — keys under ${demo.prefix}:, deleted on exit (nothing is flushed)`;
@@ -149,6 +157,11 @@ function printBanner(demo: DemoStack, once: boolean): void {
       '     Approve the card in #ops-approvals as Dana (operator) and watch the agent below get its decision.',
       '     Or press Edit: change the delivery date; switch to Sam (finance) and add a refund; see the diff',
       '     in the thread and what needs approving again.',
+      ...(changeWorld
+        ? [
+            '     --change-world: after the approval a dispatcher moves the delivery; watch the agent refuse it.',
+          ]
+        : []),
       once ? '     (--once: exiting after the decision)' : '     Ctrl-C stops everything.',
       '',
     ].join('\n'),

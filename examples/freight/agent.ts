@@ -1,11 +1,13 @@
 /**
  * A sample freight agent: submits the plan for ticket #74991 to Countersign over HTTP, waits for
  * people to decide in Slack, and executes what was approved — each step verified against
- * Countersign's signed decision right before its effect, and claimed with
- * `reportOutcome('applying')` so it never runs twice. It holds its secret, which only signs its
- * requests, and no Redis credentials.
+ * Countersign's signed decision right before its effect — the target each step was approved against
+ * read again from the freight systems (here the example dataset), so a step whose delivery or invoice
+ * changed since approval is refused (`world_changed`) — and claimed with `reportOutcome('applying')`
+ * so it never runs twice. It holds its secret, which only signs its requests, and no Redis credentials.
  *
  *   COUNTERSIGN_URL=http://127.0.0.1:3000 FREIGHT_AGENT_SECRET=… npx tsx examples/freight/agent.ts
+ *   … npx tsx examples/freight/agent.ts --change-world   a dispatcher moves the delivery after approval
  *
  * Importing this file does nothing; `runFreightAgent` is what the demo and the tests call.
  */
@@ -16,7 +18,9 @@ import {
   isDecisionTimeoutError,
   isRequestError,
   isSubmissionError,
+  type ReadVersion,
 } from '../../src/client/index.ts';
+import { changeDelivery, deliveries, versionOf } from './data.ts';
 import { FREIGHT_AGENT, freightContext, freightSteps, freightSummary } from './plans.ts';
 
 /** The executor's side of each tool. Here it prints; a real agent calls the freight systems. */
@@ -32,6 +36,21 @@ export interface FreightAgentOptions {
   readonly onSubmitted?: (runId: string) => void;
   /** How long people have to decide (default `'2h'`). */
   readonly expiresIn?: string;
+  /** Reads an entity's version now, right before each effect (default: the example dataset's). */
+  readonly readVersion?: ReadVersion;
+  /** Called with an approved decision before anything runs (the demo changes the world here). */
+  readonly afterApproval?: (decision: Decision) => void | Promise<void>;
+}
+
+/**
+ * A dispatcher moves delivery dl_55120 in the freight system after the plan was approved: the world
+ * the approvers saw is gone, and the reschedule must be refused. Returns the line to print.
+ * @example afterApproval: () => console.log(moveDeliveryAfterApproval())
+ */
+export function moveDeliveryAfterApproval(): string {
+  const before = deliveries.get('dl_55120');
+  const after = changeDelivery('dl_55120', { date: '2026-04-07' });
+  return `a dispatcher moved delivery dl_55120 to ${after.date} after the approval (version ${before?.version} → ${after.version})`;
 }
 
 /**
@@ -67,12 +86,17 @@ export async function runFreightAgent(
     return { decision, executed: [] };
   }
 
+  await options.afterApproval?.(decision);
   const executed: string[] = [];
+  const readVersion = options.readVersion ?? versionOf;
   // The approved plan, which may differ from what was submitted: people can edit it.
   for (const step of decision.plan.steps) {
-    const check = await client.verifyStep(decision, step);
+    // Right before the effect: the receipt, the step, its dependencies, and the world it was approved in.
+    const check = await client.verifyStep(decision, step, { readVersion });
     if (!check.ok) {
       log(`  ✗ ${step.id}: not executing (${check.reason}: ${check.message})`);
+      if (check.reason === 'world_changed')
+        log('    submit the plan again so people approve the world as it is now');
       break; // later steps may depend on this one
     }
     const claim = await client.reportOutcome(runId, step.id, { status: 'applying' });
@@ -110,8 +134,11 @@ async function main(): Promise<void> {
     agent: FREIGHT_AGENT,
     secret,
   });
+  const changeWorld = process.argv.includes('--change-world');
   try {
-    await runFreightAgent(client);
+    await runFreightAgent(client, {
+      ...(changeWorld ? { afterApproval: () => console.log(moveDeliveryAfterApproval()) } : {}),
+    });
   } catch (error) {
     // Refused, undecided in time, or Countersign unreachable: say so; anything else is a bug.
     if (!isSubmissionError(error) && !isDecisionTimeoutError(error) && !isRequestError(error)) throw error;

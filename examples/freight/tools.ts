@@ -1,20 +1,7 @@
 import { z } from 'zod';
-import {
-  defineTool,
-  formatMoney,
-  isoDate,
-  longText,
-  money,
-  type ToolHookContext,
-  text,
-} from '../../src/pipeline/index.ts';
-import { deliveries, invoices, tickets } from './data.ts';
-
-/** The ticket this plan is about, from the plan's context (`{ "ticket_id": "74991" }`). */
-function planTicket(ctx: ToolHookContext) {
-  const id = ctx.plan.context?.ticket_id;
-  return typeof id === 'string' ? tickets.get(id) : undefined;
-}
+import { defineTool, formatMoney, isoDate, longText, money, text } from '../../src/pipeline/index.ts';
+import { deliveries, invoices } from './data.ts';
+import { planTicket, previewRefund, previewReschedule } from './previews.ts';
 
 export const rescheduleDelivery = defineTool({
   name: 'reschedule_delivery',
@@ -28,6 +15,7 @@ export const rescheduleDelivery = defineTool({
   sameThingAs: { window: ['send_reply.body', 'add_note.note'] },
   summarize: (args) => `Move delivery ${args.delivery_id} to ${args.window}`,
   checks: (args) => (deliveries.has(args.delivery_id) ? [] : [`there is no delivery ${args.delivery_id}`]),
+  preview: (args) => previewReschedule(args),
 });
 
 export const issueRefund = defineTool({
@@ -61,6 +49,7 @@ export const issueRefund = defineTool({
       `invoice ${invoice.id} belongs to ${invoice.account}, not ${ticket.account} (the account on ticket #${ticket.id})`,
     ];
   },
+  preview: (args, ctx) => previewRefund(args, ctx),
 });
 
 export const sendReply = defineTool({

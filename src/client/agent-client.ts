@@ -30,6 +30,7 @@ import type {
   OnDecisionOptions,
   RunStatus,
   Submitted,
+  VerifyStepOptions,
   WaitOptions,
 } from './client-types.ts';
 import { consumeDecisions, type DecisionHandler, type FeedPage } from './decision-feed.ts';
@@ -278,24 +279,21 @@ export class AgentClient {
    * `not_approved` / `not_released`), that the plan has not expired and matches its digest, that
    * `step` is exactly the approved step — and, when the step depends on others, asks Countersign which
    * steps are reported applied (`GET /v1/runs/{id}`) and refuses while one is not
-   * (`dependency_not_applied`, naming it; also when Countersign cannot be asked). A step without
-   * dependencies costs no request beyond the keys. Throws `RequestError` only when the keys cannot
-   * be fetched.
+   * (`dependency_not_applied`, naming it; also when Countersign cannot be asked); last, with `readVersion`,
+   * that each target is still at the approved version (`world_changed`). Passed, it answers the step's
+   * `preconditions`. Throws `RequestError` only when the keys cannot be fetched.
    * @example
-   * const check = await client.verifyStep(decision, step);
+   * const check = await client.verifyStep(decision, step, { readVersion: ({ type, id }) => etagOf(type, id) });
    * if (!check.ok) throw new Error(`not running ${step.id}: ${check.message}`);
    */
-  async verifyStep(
-    grant: Grant,
-    step: StepToRun,
-    options: { readonly now?: number } = {},
-  ): Promise<StepVerification> {
+  async verifyStep(grant: Grant, step: StepToRun, opts: VerifyStepOptions = {}): Promise<StepVerification> {
     this.assertOpen();
     return verifyGrantStep(
       { agent: this.agent, keySource: this.keySource, getRun: (runId) => this.getRun(runId) },
       grant,
       step,
-      options.now ?? this.clock(),
+      opts.now ?? this.clock(),
+      opts.readVersion,
     );
   }
 

@@ -4,6 +4,7 @@ import type { RunStatusBody } from '../protocol/index.ts';
 import type { CursorStore } from './decision-feed.ts';
 import type { RetryPolicy } from './http.ts';
 import type { PublicKeysInput } from './receipt-keys.ts';
+import type { ReadVersion } from './world-check.ts';
 
 export interface AgentClientOptions {
   /**
@@ -54,3 +55,14 @@ export interface Submitted {
 }
 
 export type RunStatus = RunStatusBody;
+
+export interface VerifyStepOptions {
+  /** Milliseconds since the epoch to check the expiry at (default: the client's clock). */
+  readonly now?: number;
+  /**
+   * Reads a target's version now from your system. Given, a step approved with preconditions is
+   * refused with `world_changed` when a target moved since approval, is gone, or cannot be read.
+   * Without it, check `preconditions` yourself (`checkWorld`) before the effect.
+   */
+  readonly readVersion?: ReadVersion;
+}

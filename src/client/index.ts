@@ -6,13 +6,15 @@ export type {
   Decision,
   DecisionStep,
   Grant,
+  Precondition,
   ReceiptKeys,
   Release,
   ReleasedStep,
   StepToRun,
   StepVerification,
+  WorldChanged,
 } from '../pipeline/index.ts';
-export { isRelease, keysFromJwks, verifyDecisionStep } from '../pipeline/index.ts';
+export { checkPreconditions, isRelease, keysFromJwks, verifyDecisionStep } from '../pipeline/index.ts';
 export { signedHeaders, verifySignedRequest } from '../protocol/index.ts';
 export { AgentClient } from './agent-client.ts';
 export type {
@@ -20,6 +22,7 @@ export type {
   OnDecisionOptions,
   RunStatus,
   Submitted,
+  VerifyStepOptions,
   WaitOptions,
 } from './client-types.ts';
 export { type CursorStore, type DecisionHandler, fileCursor } from './decision-feed.ts';
@@ -31,3 +34,4 @@ export { type PublicKeysInput, pinnedReceiptKeys } from './receipt-keys.ts';
 export { createRunIdGenerator } from './run-id.ts';
 export { type HeaderSource, verifyWebhook, type WebhookCheck } from './webhook.ts';
 export type { ReleasesRead } from './wire-read.ts';
+export { checkWorld, type ReadVersion, type WorldCheck } from './world-check.ts';

@@ -2,7 +2,8 @@
  * The agent's gate in front of an effect (`AgentClient.verifyStep`): the pipeline's check of a
  * decision or release (`verifyDecisionStep`) with Countersign's keys — fetched again when a receipt
  * names a key not listed, as after a rotation — refused for a grant made out to another agent, and,
- * for a step with dependencies, the steps reported applied asked of Countersign (failing closed).
+ * for a step with dependencies, the steps reported applied asked of Countersign (failing closed); and,
+ * given `readVersion`, the step's preconditions against the world as it is now (`world_changed`).
  */
 import {
   type Grant,
@@ -15,6 +16,7 @@ import {
 } from '../pipeline/index.ts';
 import type { RunStatus } from './client-types.ts';
 import type { ReceiptKeySource } from './receipt-keys.ts';
+import { checkWorld, type ReadVersion } from './world-check.ts';
 
 export interface StepGate {
   /** The agent this client speaks for. */
@@ -25,6 +27,20 @@ export interface StepGate {
 }
 
 export async function verifyGrantStep(
+  gate: StepGate,
+  grant: Grant,
+  step: StepToRun,
+  now: number,
+  readVersion?: ReadVersion,
+): Promise<StepVerification> {
+  const check = await verifySignedStep(gate, grant, step, now);
+  // Last, and only for a step that passed everything else: the world as it is right now.
+  if (!check.ok || readVersion === undefined) return check;
+  const world = await checkWorld(check.preconditions, readVersion);
+  return world.ok ? check : world;
+}
+
+async function verifySignedStep(
   gate: StepGate,
   grant: Grant,
   step: StepToRun,

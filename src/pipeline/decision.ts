@@ -154,7 +154,13 @@ export type StepVerification =
       readonly step: DecisionStep;
       /** Who wrote it: an executor can tell a person's step from the model's before running it. */
       readonly provenance: DecisionProvenance;
+      /**
+       * The target versions the approvers saw (empty when the step has none): check them against the
+       * versions read now, right before the effect (`checkPreconditions`), and apply only if they hold.
+       */
+      readonly preconditions: readonly Precondition[];
     }
+  | WorldChanged
   | {
       readonly ok: false;
       readonly reason:
@@ -251,7 +257,70 @@ export function verifyDecisionStep(
       message: `step ${step.id} depends on ${unmet.join(', ')}, not reported applied yet`,
     };
   }
-  return { ok: true, step: approved, provenance: approved.provenance };
+  return {
+    ok: true,
+    step: approved,
+    provenance: approved.provenance,
+    preconditions: approved.preconditions ?? [],
+  };
+}
+
+/**
+ * A target moved since the step was approved (or its version could not be read now): the approvers
+ * saw another world. Preview again and ask for approval again; never apply.
+ */
+export interface WorldChanged {
+  readonly ok: false;
+  readonly reason: 'world_changed';
+  /** The entity whose version no longer matches. */
+  readonly entity: { readonly type: string; readonly id: string };
+  /** The version it was read at when the step was previewed and approved. */
+  readonly approvedVersion: string;
+  /** The version read now; null when it could not be read (gone, or the read failed). */
+  readonly currentVersion: string | null;
+  readonly message: string;
+}
+
+/**
+ * The version of an entity as read right before the effect; null or undefined when it cannot be
+ * read (no such entity any more, or not read at all), which fails closed.
+ */
+export type CurrentVersion = (entity: {
+  readonly type: string;
+  readonly id: string;
+}) => string | null | undefined;
+
+/**
+ * Whether the world still looks as the approvers saw it: each precondition's version equals the
+ * version `current` reads now (compared as opaque strings). Pure; the first precondition that does
+ * not hold is named. No preconditions always hold.
+ * @example
+ * const check = checkPreconditions(verified.preconditions, (entity) => versions.get(`${entity.type}:${entity.id}`));
+ * if (!check.ok) throw new Error(check.message); // "delivery dl_55120 changed since it was approved (version 7 → 9): …"
+ */
+export function checkPreconditions(
+  preconditions: readonly Precondition[],
+  current: CurrentVersion,
+): { readonly ok: true } | WorldChanged {
+  for (const precondition of preconditions) {
+    const entity = { type: precondition.type, id: precondition.id };
+    const now = current(entity);
+    if (now === precondition.version) continue;
+    const name = `${precondition.type} ${precondition.id}`;
+    const currentVersion = typeof now === 'string' ? now : null;
+    return {
+      ok: false,
+      reason: 'world_changed',
+      entity,
+      approvedVersion: precondition.version,
+      currentVersion,
+      message:
+        currentVersion === null
+          ? `${name} could not be read now (it was at version ${precondition.version} when approved): preview again and ask for approval again; do not apply`
+          : `${name} changed since it was approved (version ${precondition.version} → ${currentVersion}): preview again and ask for approval again; do not apply`,
+    };
+  }
+  return { ok: true };
 }
 
 function verifyGrantReceipt(grant: Grant, keys: ReceiptKeys): ReceiptVerification {

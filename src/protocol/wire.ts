@@ -138,6 +138,13 @@ const decisionPlanSchema = z.looseObject({
       dependsOn: stepIds
         .optional()
         .meta({ description: 'The steps it depends on, sorted; absent when none.' }),
+      preconditions: z
+        .array(z.looseObject({ type: z.string(), id: z.string(), version: z.string() }))
+        .optional()
+        .meta({
+          description:
+            'The target as its tool previewed it when approved (docs/receipts.md): check each version right before the effect; absent when none.',
+        }),
     }),
   ),
 });

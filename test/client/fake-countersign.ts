@@ -13,6 +13,7 @@ import {
   type Diagnostic,
   type JsonObject,
   jwksOf,
+  type Precondition,
   planDigest,
   type ReceiptSigner,
   signDecision,
@@ -39,7 +40,7 @@ interface Envelope {
   runId: string;
   agent: string;
   expiresAt?: string;
-  steps: { id?: string; tool: string; args: JsonObject }[];
+  steps: { id?: string; tool: string; args: JsonObject; preconditions?: Precondition[] }[];
 }
 
 interface Run {
@@ -128,6 +129,8 @@ export async function startFakeCountersign(options: FakeOptions = {}) {
       id: step.id ?? `s${index + 1}`,
       tool: step.tool,
       args: step.args,
+      // What the pipeline binds from a tool's preview (issue 19): a test gives it per step.
+      ...(step.preconditions === undefined ? {} : { preconditions: step.preconditions }),
     }));
     const decision = makeDecision({
       runId,
@@ -322,7 +325,7 @@ export function makeDecision(input: {
   runId: string;
   agent: string;
   expiresAt: string;
-  steps: readonly { id: string; tool: string; args: JsonObject }[];
+  steps: readonly { id: string; tool: string; args: JsonObject; preconditions?: Precondition[] }[];
   status?: Decision['status'];
   signer: ReceiptSigner;
 }): Decision {

@@ -2,7 +2,9 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runFreightAgent } from '../../examples/freight/agent.ts';
+import { moveDeliveryAfterApproval, runFreightAgent } from '../../examples/freight/agent.ts';
+import { resetFreightData } from '../../examples/freight/data.ts';
+import { previewReschedule } from '../../examples/freight/previews.ts';
 import { AgentClient } from '../../src/client/index.ts';
 import { AGENT, type FakeCountersign, SECRET, startFakeCountersign } from './fake-countersign.ts';
 
@@ -12,7 +14,27 @@ let server: FakeCountersign;
 beforeEach(async () => {
   server = await startFakeCountersign();
 });
-afterEach(() => server.close());
+afterEach(async () => {
+  resetFreightData();
+  await server.close();
+});
+
+/**
+ * Decides the run with the reschedule's precondition bound, as Countersign's pipeline binds it from
+ * the tool's preview (issue 19; the stand-in cannot run previews itself).
+ */
+function decideWithPreconditions(runId: string): void {
+  server.decide(runId, {
+    steps: (steps) =>
+      steps.map((step) => {
+        if (step.tool !== 'reschedule_delivery') return step;
+        const { type, id, version } = previewReschedule(
+          step.args as { delivery_id: string; window: string },
+        ).target;
+        return { ...step, preconditions: [{ type, id, version }] };
+      }),
+  });
+}
 
 describe('the sample freight agent (examples/freight/agent.ts)', () => {
   it('executes each approved step once, verified and claimed, and reports it applied', async () => {
@@ -32,6 +54,47 @@ describe('the sample freight agent (examples/freight/agent.ts)', () => {
         ['s2', 'applied'],
         ['s3', 'applied'],
       ]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('checks the world right before each effect: an unchanged delivery lets the reschedule run', async () => {
+    const client = new AgentClient({ url: server.url, agent: AGENT, secret: SECRET });
+    try {
+      const { executed } = await runFreightAgent(client, {
+        log: () => {},
+        timeoutMs: 10_000,
+        onSubmitted: (runId) => setTimeout(() => decideWithPreconditions(runId), 50),
+      });
+      expect(executed).toEqual(['s1', 's2', 's3']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses the reschedule with world_changed when the delivery moved after approval, and runs nothing after it', async () => {
+    const client = new AgentClient({ url: server.url, agent: AGENT, secret: SECRET });
+    const lines: string[] = [];
+    try {
+      const { executed } = await runFreightAgent(client, {
+        log: (line) => lines.push(line),
+        timeoutMs: 10_000,
+        onSubmitted: (runId) => setTimeout(() => decideWithPreconditions(runId), 50),
+        afterApproval: () => {
+          lines.push(moveDeliveryAfterApproval());
+        },
+      });
+      expect(executed).toEqual(['s1']);
+      expect(lines).toContain(
+        'a dispatcher moved delivery dl_55120 to 2026-04-07 after the approval (version 7 → 8)',
+      );
+      expect(lines.at(-2)).toBe(
+        '  ✗ s2: not executing (world_changed: delivery dl_55120 changed since it was approved (version 7 → 8): preview again and ask for approval again; do not apply)',
+      );
+      expect(lines.at(-1)).toBe('    submit the plan again so people approve the world as it is now');
+      // s2 was never claimed: Countersign shows it waiting, not applying.
+      expect([...server.outcomes.values()].map((o) => [o.stepId, o.status])).toEqual([['s1', 'applied']]);
     } finally {
       await client.close();
     }

@@ -126,6 +126,23 @@ describe('npm run demo', () => {
     }
   }, 90_000);
 
+  it('with --change-world: a dispatcher moves the delivery after the approval, before the agent checks its steps', async () => {
+    const demo = startDemoProcess(['--once', '--change-world'], { REDIS_URL: redisUrl() });
+    const [, pageUrl = ''] = await demo.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/)/);
+    await demo.waitFor(/agent │ submitted run/);
+    await approveAsDana(pageUrl);
+    expect(await demo.exited).toBe(0);
+    const output = demo.output();
+    expect(output).toContain('--change-world: after the approval a dispatcher moves the delivery');
+    const decided = output.indexOf('agent │ decision: approved by U0OP1');
+    const moved = output.indexOf(
+      'world │ a dispatcher moved delivery dl_55120 to 2026-04-07 after the approval (version 7 → 8)',
+    );
+    expect(decided).toBeGreaterThan(0);
+    expect(moved).toBeGreaterThan(decided);
+    expect(output.indexOf('agent │   ✓ s1 verified')).toBeGreaterThan(moved);
+  }, 90_000);
+
   it('with DEMO_EXIT_AFTER_DECISION=1 and no REDIS_URL: runs its own redis-server and removes it', async () => {
     const demo = startDemoProcess([], { DEMO_EXIT_AFTER_DECISION: '1' });
     const [, pageUrl = ''] = await demo.waitFor(/Open (http:\/\/127\.0\.0\.1:\d+\/)/);

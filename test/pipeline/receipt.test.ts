@@ -85,7 +85,7 @@ describe('published receipt vectors', () => {
     });
   });
 
-  it('cover approved, rejected and invalid decisions, a release, rotation, and every failure reason', () => {
+  it('cover approved, rejected and invalid decisions, a release, preconditions, rotation, and every failure reason', () => {
     const releases = vectors.valid.filter((vector) => vector.decision.kind === 'release');
     expect(releases).toHaveLength(1);
     expect(
@@ -95,6 +95,9 @@ describe('published receipt vectors', () => {
     ).toEqual(new Set(['approved', 'rejected', 'invalid', 'expired']));
     expect(vectors.valid.some((vector) => vector.receipt.kid === vectors.keys.previous.jwk.kid)).toBe(true);
     expect(vectors.valid.some((vector) => /[^ -~]/.test(vector.canonical))).toBe(true);
+    // Issue 19: a decision whose steps carry preconditions, and steps without them leave the field out.
+    expect(vectors.valid.filter((vector) => vector.canonical.includes('"preconditions":'))).toHaveLength(1);
+    expect(vectors.valid.some((vector) => vector.canonical.includes('"preconditions":[]'))).toBe(false);
     expect(new Set(vectors.invalid.map((vector) => vector.reason))).toEqual(
       new Set(['malformed_receipt', 'unknown_kid', 'bad_signature', 'not_canonical']),
     );

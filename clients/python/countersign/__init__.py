@@ -21,6 +21,7 @@ from .errors import (
     RequestError,
     Unavailable,
     VerificationError,
+    WorldChanged,
 )
 from .receipts import ReceiptCheck, jwk_thumbprint, keys_from_jwks, verify_receipt
 from .signing import signature, signed_headers, signing_text
@@ -30,11 +31,13 @@ from .wire import (
     DecisionStep,
     Diagnostic,
     PlanStep,
+    Precondition,
     Provenance,
     Receipt,
     Release,
     ReleasedStep,
 )
+from .world import ReadVersion, check_preconditions, check_world
 
 __version__ = "0.1.0"
 
@@ -57,8 +60,10 @@ __all__ = [
     "NotFound",
     "Outcome",
     "PlanStep",
+    "Precondition",
     "Provenance",
     "RateLimited",
+    "ReadVersion",
     "Receipt",
     "ReceiptCheck",
     "Release",
@@ -68,7 +73,10 @@ __all__ = [
     "Unavailable",
     "VerificationError",
     "VerifiedStep",
+    "WorldChanged",
     "canonical_json",
+    "check_preconditions",
+    "check_world",
     "jwk_thumbprint",
     "keys_from_jwks",
     "loads",

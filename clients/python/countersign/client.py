@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -35,7 +35,8 @@ from .errors import (
 )
 from .receipts import ReceiptKeys, keys_from_jwks, verify_receipt
 from .signing import signed_headers
-from .wire import Decision, DecisionStep, Provenance, Release
+from .wire import Decision, DecisionStep, Precondition, Provenance, Release
+from .world import ReadVersion, check_world
 
 __all__ = ["Client", "Outcome", "Submitted", "VerifiedStep", "new_run_id"]
 
@@ -70,10 +71,12 @@ class Submitted:
 
 @dataclass(frozen=True)
 class VerifiedStep:
-    """A step ``verify_step`` passed: the step as approved, and who wrote it."""
+    """A step ``verify_step`` passed: the step as approved, who wrote it, and the target versions the
+    approvers saw (``preconditions``, empty when it has none; checked when ``read_version`` was given)."""
 
     step: DecisionStep
     provenance: Provenance
+    preconditions: list[Precondition] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -310,6 +313,7 @@ class Client:
         step: Mapping[str, Any],
         *,
         now: float | None = None,
+        read_version: ReadVersion | None = None,
     ) -> VerifiedStep:
         """The gate in front of an effect: call it right before running ``step``, with the exact
         ``tool`` and ``args`` about to run. ``grant`` is the run's decision, or the step's release
@@ -325,7 +329,11 @@ class Client:
           the step does not say) is the approved one (``digest_mismatch``);
         - every step it depends on is reported applied (``dependency_not_applied``, naming it): only
           for a step with dependencies, Countersign is asked (``GET /v1/runs/{id}``); when it cannot
-          be, the step is refused all the same.
+          be, the step is refused all the same;
+        - with ``read_version(type, id)``, last: every target the step was approved against is still
+          at the version the approvers saw (``WorldChanged``, reason ``world_changed``: it moved, is
+          gone — None — or ``read_version`` raised). Without it, check ``preconditions`` of the
+          answer yourself (``check_world``) right before the effect.
 
         The keys are Countersign's JWKS (fetched on first use, and again when a receipt names a kid
         it does not list, at most once a minute) or the pinned ones. Raises ``RequestError`` only
@@ -360,6 +368,8 @@ class Client:
                     "dependency_not_applied",
                     f"step {step.get('id')} depends on {', '.join(unmet)}, not reported applied yet",
                 )
+        if read_version is not None:
+            check_world(verified.preconditions, read_version)
         return verified
 
     def report_outcome(
@@ -467,7 +477,9 @@ class Client:
                 f"the {'release' if release else 'decision'} is for agent {decision.get('agent')!r}: it "
                 f"{'releases' if release else 'approves'} nothing for {self.agent!r}",
             )
-        return VerifiedStep(step=approved, provenance=approved["provenance"])
+        return VerifiedStep(
+            step=approved, provenance=approved["provenance"], preconditions=list(approved.get("preconditions") or [])
+        )
 
     def _receipt_keys(self) -> ReceiptKeys:
         with self._keys_lock:

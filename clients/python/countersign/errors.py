@@ -25,6 +25,7 @@ __all__ = [
     "RequestError",
     "Unavailable",
     "VerificationError",
+    "WorldChanged",
 ]
 
 
@@ -95,7 +96,8 @@ class VerificationError(CountersignError):
     ``not_released`` (a release of another step, or another agent's), ``expired``,
     ``plan_mismatch``, ``unknown_step``, ``digest_mismatch`` (not the step that was approved) or
     ``dependency_not_applied`` (a step it depends on is not reported applied, or Countersign could
-    not be asked; the message names it).
+    not be asked; the message names it) or ``world_changed`` (``WorldChanged``: a target moved since
+    approval).
     """
 
     code = "verification_failed"
@@ -104,6 +106,23 @@ class VerificationError(CountersignError):
         self.reason = reason
         super().__init__(f"{reason}: {message}")
         self.message = message
+
+
+class WorldChanged(VerificationError):
+    """A target the step was approved against moved since (or could not be read now): the approvers
+    saw another world. Preview again and ask for approval again; never apply.
+
+    ``entity`` is ``{"type", "id"}``, ``approved_version`` the version the approvers saw and
+    ``current_version`` the one read now (None when it could not be read).
+    """
+
+    def __init__(
+        self, entity: dict[str, str], approved_version: str, current_version: str | None, message: str
+    ) -> None:
+        super().__init__("world_changed", message)
+        self.entity = entity
+        self.approved_version = approved_version
+        self.current_version = current_version
 
 
 class RequestError(CountersignError):

@@ -14,6 +14,7 @@ __all__ = [
     "DecisionStep",
     "Diagnostic",
     "PlanStep",
+    "Precondition",
     "Provenance",
     "Receipt",
     "Release",
@@ -49,6 +50,14 @@ class PlanStep(TypedDict):
     dependsOn: NotRequired[list[str]]
 
 
+class Precondition(TypedDict):
+    """A step's target as the approvers saw it: check it right before the effect (``check_world``)."""
+
+    type: str
+    id: str
+    version: str
+
+
 class DecisionStep(TypedDict):
     """A step as approved: run ``tool`` with ``args`` only after ``verify_step`` passes."""
 
@@ -60,6 +69,7 @@ class DecisionStep(TypedDict):
     approvals: list[dict[str, str]]
     provenance: Provenance
     dependsOn: NotRequired[list[str]]
+    preconditions: NotRequired[list[Precondition]]
 
 
 class DecisionPlan(TypedDict):
