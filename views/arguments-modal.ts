@@ -4,7 +4,7 @@ import type { ValidatedStep } from '../src/pipeline/index.ts';
 import { formatArgLines } from './arg-fields.ts';
 import { button, context, LIMITS, mrkdwn, plain } from './blocks.ts';
 import { encodeButtonValue } from './button-value.ts';
-import { changeSetWarnings, entityName, fieldLine } from './change-set.ts';
+import { changeSetWarnings, entityName, fieldLine, keptLine, relatedLine } from './change-set.ts';
 import { clipMrkdwn, escapeMrkdwn, plural, truncate } from './mrkdwn.ts';
 import { stepHeading } from './step-section.ts';
 import { toolOf, type ViewConfig } from './view-config.ts';
@@ -76,6 +76,10 @@ export function buildArgumentsModal(model: ArgumentsModalModel): ModalView {
       : [
           `*What it changes:* ${entityName(changeSet.target)} · read at version \`${clipMrkdwn(changeSet.target.version, 80)}\``,
           ...changeSet.changes.map(fieldLine),
+          ...(changeSet.related.length === 0
+            ? []
+            : ['_Also touches:_', ...changeSet.related.map(relatedLine)]),
+          ...changeSet.invariants.filter((invariant) => invariant.status === 'preserved').map(keptLine),
         ];
   const warnings = changeSetWarnings(step);
   const sections = [

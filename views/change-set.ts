@@ -2,6 +2,7 @@ import type {
   ChangedField,
   ChangeSet,
   EntityRef,
+  Invariant,
   JsonValue,
   RelatedEntity,
   ValidatedStep,
@@ -93,11 +94,16 @@ export function changeSetText(changeSet: ChangeSet, max: number): string {
       title: '_Also touches:_',
     },
     {
-      lines: kept.map((invariant) => `✅ Keeps: ${clipMrkdwn(invariant.label, LABEL_MAX)}`),
+      lines: kept.map(keptLine),
       noun: 'kept invariant',
     },
   ];
   return [target, ...fitGroups(groups, max - target.length - 1)].join('\n');
+}
+
+/** "✅ Keeps: driver hours stay within limits" */
+export function keptLine(invariant: Invariant): string {
+  return `✅ Keeps: ${clipMrkdwn(invariant.label, LABEL_MAX)}`;
 }
 
 /** "• *delivery date used for the driver's route* (`delivery.date`): Fri 3 Apr → Mon 6 Apr" */
@@ -128,7 +134,7 @@ const IMPACT: Readonly<Record<RelatedEntity['impact'], string>> = {
 };
 
 /** "• Route rt_88 — written (declared by the tool): the driver's route for Monday is rebuilt" */
-function relatedLine(related: RelatedEntity): string {
+export function relatedLine(related: RelatedEntity): string {
   const source = related.source === 'declared' ? 'declared by the tool' : 'observed in the data';
   const note = related.note === undefined ? '' : `: ${clipMrkdwn(related.note, NOTE_MAX)}`;
   return `• ${entityName(related.entity)} — ${IMPACT[related.impact]} (${source})${note}`;
