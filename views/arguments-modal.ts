@@ -29,15 +29,19 @@ export function showArgsButton(runId: string, version: number, stepId: string): 
 }
 
 /**
- * The `show_args` accessory for a step's section when its change set took the arguments' place; none
- * for a step without one (its arguments are on the section itself).
+ * The `show_args` accessory for a step's section when its change set took the arguments' place, on a
+ * message that still takes actions; none for a step without one (its arguments are on the section)
+ * nor on a decided or superseded message, which has no buttons and shows every argument instead.
  */
 export function argumentsOnDemand(
   runId: string,
   version: number,
   step: Pick<ValidatedStep, 'id' | 'changeSet'>,
+  actionable: boolean,
 ): { readonly accessory?: Button } {
-  return step.changeSet === undefined ? {} : { accessory: showArgsButton(runId, version, step.id) };
+  return step.changeSet === undefined || !actionable
+    ? {}
+    : { accessory: showArgsButton(runId, version, step.id) };
 }
 
 /** What the arguments modal shows. */

@@ -120,7 +120,10 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
     ...(agentWords === undefined ? [] : [agentWords]),
     divider(),
     ...full.map((input) =>
-      stepSection(input, { ...stepOptions, ...argumentsOnDemand(run.runId, shown.version, input.step) }),
+      stepSection(
+        { ...input, fullArguments: !actionable },
+        { ...stepOptions, ...argumentsOnDemand(run.runId, shown.version, input.step, actionable) },
+      ),
     ),
     ...(rest.length === 0 ? [] : [moreStepsSection(rest)]),
     context(footerText(run.runId, shown, actionable ? time : undefined)),

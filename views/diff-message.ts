@@ -166,7 +166,7 @@ function changeSection(
           ...provenanceOf(current, change.stepId),
           change: 'added',
           // The diff has no room for a second button: an added step keeps its arguments in full.
-          body: formatArgLines(tool?.args, change.step.args, model.tz === undefined ? {} : { tz: model.tz }),
+          fullArguments: true,
           heading: `➕ *Added step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}* (position ${change.index + 1})${irreversibleMark(tool)}`,
         },
         { ...options, ...stepButton('remove_step', `Remove step ${change.stepId}`) },

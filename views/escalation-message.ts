@@ -102,7 +102,10 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
       ? []
       : [section([`💬 _The agent says:_\n${quoteLines(clipMrkdwn(summary, 600))}`])]),
     ...full.map((input) =>
-      stepSection(input, { ...stepOptions, ...argumentsOnDemand(run.runId, shown.version, input.step) }),
+      stepSection(
+        { ...input, fullArguments: !actionable },
+        { ...stepOptions, ...argumentsOnDemand(run.runId, shown.version, input.step, actionable) },
+      ),
     ),
     ...(listed.length === 0 ? [] : [otherStepsSection(listed, full.length > 0)]),
     context(footerText(model, shown, actionable ? time : undefined)),

@@ -88,8 +88,13 @@ export interface StepRenderInput {
   readonly waiting?: StepWait;
   /** First line, mrkdwn (already escaped); default "*2. Reschedule delivery* · `s2`". */
   readonly heading?: string;
-  /** Lines under the heading, mrkdwn (already escaped); default the step's arguments. */
+  /**
+   * Lines under the heading, mrkdwn (already escaped); default the step's arguments — for a step with a
+   * change set, one line of them (the rest behind `show_args`) unless `fullArguments`.
+   */
   readonly body?: readonly string[];
+  /** Every argument even beside a change set: for a message that has no `show_args` button. */
+  readonly fullArguments?: boolean;
 }
 
 export interface StepRenderOptions {
@@ -165,7 +170,7 @@ export function renderStep(input: StepRenderInput, options: StepRenderOptions = 
   const argOptions = options.tz === undefined ? {} : { tz: options.tz };
   const bodyLines =
     input.body ??
-    (changeSet === undefined
+    (changeSet === undefined || input.fullArguments === true
       ? formatArgLines(input.tool?.args, input.step.args, argOptions)
       : [argumentsInBrief(input.step, input.tool, argOptions)]);
   let budget = max - fixed.join('\n').length - 1;

@@ -73,6 +73,16 @@ describe('a step with a change set on the card', () => {
     expect(sections(card).filter((block) => block.accessory !== undefined)).toHaveLength(1);
   });
 
+  it('shows every argument, and no button, once the card is decided', () => {
+    const version = withStepExtras(freightV1(), 's2', { changeSet: rescheduleChangeSet });
+    const run = runView(version, { status: 'rejected', decidedBy: 'U0OP1', decidedAt: NOW, reason: 'no' });
+    const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
+    const text = stepText(card, 's2');
+    expect(text).toContain('🎯 *Delivery dl_55120* · read at version `7`');
+    expect(text).toContain('Delivery: dl_55120\nNew delivery date: Fri 3 Apr 2026');
+    expect(sections(card).filter((block) => block.accessory !== undefined)).toEqual([]);
+  });
+
   it('renders every other step exactly as without change sets', () => {
     const plain = buildApprovalCard({ run: runView(freightV1()), config: freightConfig, now: NOW });
     const card = cardWith({ changeSet: rescheduleChangeSet });
