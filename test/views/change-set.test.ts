@@ -6,6 +6,8 @@ import { parseButtonValue } from '../../views/button-value.ts';
 import { buildApprovalCard } from '../../views/card.ts';
 import { buildDiffMessage } from '../../views/diff-message.ts';
 import { buildEscalationMessage } from '../../views/escalation-message.ts';
+import { stepLine, stepStanding } from '../../views/step-section.ts';
+import { toolOf } from '../../views/view-config.ts';
 import {
   largeChangeSet,
   previewTimedOut,
@@ -169,6 +171,10 @@ describe('escaping preview text', () => {
       for (const { at, text } of mrkdwnTexts(message)) {
         expect({ at, problems: unescapedMarkup(text, FREIGHT_USERS) }).toEqual({ at, problems: [] });
       }
+    }
+    // Each message did render the hostile change set (escaped).
+    for (const message of [card, diff, escalation]) {
+      expect(stepText(message, 's2')).toContain('• *&lt;!channel&gt; \u200B*\u200Burgent\u200B*\u200B*');
     }
     const text = stepText(card, 's2');
     expect(text).toContain('&lt;!channel&gt;');
@@ -345,5 +351,24 @@ describe('the diff message and the escalation message', () => {
     );
     const s1 = sections(message).find((block) => block.text?.text === text);
     expect(s1?.accessory?.action_id).toBe('show_args');
+  });
+});
+
+describe('a step listed in one line', () => {
+  it('counts its warnings, so a step cut from the card still says it has some', () => {
+    const version = withStepExtras(freightV1(), 's2', {
+      changeSet: rescheduleChangeSet,
+      unverified: previewTimedOut,
+    });
+    const step = version.plan.steps[1]!;
+    const line = stepLine({
+      step,
+      position: 2,
+      tool: toolOf(freightConfig, step.tool),
+      standing: stepStanding(step),
+    });
+    expect(line).toBe(
+      '2. Reschedule delivery · `s2` · ⚠️ 4 warnings: Move delivery dl_55120 to 2026-04-03 — 0 of 1 operators',
+    );
   });
 });
