@@ -1,6 +1,7 @@
 import type { ActionsBlock, Button, KnownBlock } from '@slack/types';
 import type { RunView, StepOutcome, StoredVersion } from '../src/approvals/types.ts';
 import { canonicalJson, type JsonObject, type ValidatedStep } from '../src/pipeline/index.ts';
+import { argumentsOnDemand } from './arguments-modal.ts';
 import {
   button,
   confirmDialog,
@@ -118,7 +119,12 @@ export function buildApprovalCard(model: ApprovalCardModel): SlackMessage {
     ...warnings,
     ...(agentWords === undefined ? [] : [agentWords]),
     divider(),
-    ...full.map((input) => stepSection(input, stepOptions)),
+    ...full.map((input) =>
+      stepSection(
+        { ...input, fullArguments: !actionable },
+        { ...stepOptions, ...argumentsOnDemand(run.runId, shown.version, input.step, actionable) },
+      ),
+    ),
     ...(rest.length === 0 ? [] : [moreStepsSection(rest)]),
     context(footerText(run.runId, shown, actionable ? time : undefined)),
     ...(actionable

@@ -165,6 +165,8 @@ function changeSection(
           standing: stepStanding(change.step, approvals),
           ...provenanceOf(current, change.stepId),
           change: 'added',
+          // The diff has no room for a second button: an added step keeps its arguments in full.
+          fullArguments: true,
           heading: `➕ *Added step ${id} — ${clipMrkdwn(toolTitle(change.step, tool), 150)}* (position ${change.index + 1})${irreversibleMark(tool)}`,
         },
         { ...options, ...stepButton('remove_step', `Remove step ${change.stepId}`) },

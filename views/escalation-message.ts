@@ -1,6 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import type { RunView, StoredVersion } from '../src/approvals/types.ts';
 import type { EscalationGrant } from '../src/config/config-types.ts';
+import { argumentsOnDemand } from './arguments-modal.ts';
 import { context, type SlackMessage, section } from './blocks.ts';
 import { approvalActions } from './card.ts';
 import { grantsText } from './escalation-rights.ts';
@@ -76,7 +77,13 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
     ...(shown.provenance[step.id] === undefined ? {} : { provenance: shown.provenance[step.id]! }),
     ...withoutOutcome(releaseOf(step.id)),
   }));
-  const needPerson = inputs.filter((input) => needsPerson(input, run, shown));
+  // A step with a change set is shown in full too: what it changes in the world, and its warnings.
+  const needPerson = inputs.filter(
+    (input) =>
+      needsPerson(input, run, shown) ||
+      input.step.changeSet !== undefined ||
+      (input.step.unverified ?? []).length > 0,
+  );
   const full = needPerson.slice(0, FULL_STEPS);
   const listed = inputs.filter((input) => !full.includes(input));
 
@@ -94,7 +101,12 @@ export function buildEscalationMessage(model: EscalationMessageModel): SlackMess
     ...(summary === undefined || summary === ''
       ? []
       : [section([`💬 _The agent says:_\n${quoteLines(clipMrkdwn(summary, 600))}`])]),
-    ...full.map((input) => stepSection(input, stepOptions)),
+    ...full.map((input) =>
+      stepSection(
+        { ...input, fullArguments: !actionable },
+        { ...stepOptions, ...argumentsOnDemand(run.runId, shown.version, input.step, actionable) },
+      ),
+    ),
     ...(listed.length === 0 ? [] : [otherStepsSection(listed, full.length > 0)]),
     context(footerText(model, shown, actionable ? time : undefined)),
     ...(actionable

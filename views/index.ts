@@ -9,6 +9,13 @@ export {
   type CardLinks,
 } from './app-home.ts';
 export { type ArgField, argFields, type FieldKind, formatArgLines, formatArgValue } from './arg-fields.ts';
+export {
+  type ArgumentsModalModel,
+  argumentsOnDemand,
+  buildArgumentsModal,
+  SHOW_ARGS_ACTION,
+  showArgsButton,
+} from './arguments-modal.ts';
 export { LIMITS, type SlackMessage, type ViewStateValues } from './blocks.ts';
 export {
   type ButtonValue,
@@ -18,6 +25,7 @@ export {
   parseButtonValue,
 } from './button-value.ts';
 export { type ApprovalCardModel, approvalActions, approveButton, buildApprovalCard } from './card.ts';
+export { changeSetText, changeSetWarnings, entityName, fieldLine } from './change-set.ts';
 export { buildDiffMessage, type DiffMessageModel } from './diff-message.ts';
 export * from './drift-alarm.ts';
 export { diagnosticsToModalErrors, type EditSubmissionAck, editResultAck } from './edit-errors.ts';

@@ -129,8 +129,10 @@ export function buildNoticeModal(notice: SlackMessage, title: string): ModalView
  * When Slack could not open a form within the 3 s it allows after a click (it is rate limiting, or
  * slow): said at once, rather than a form that opens late or never. Nothing changed.
  */
-export function buildFormTooLateNotice(form: 'reject' | 'edit'): SlackMessage {
-  const line = `⏳ Slack is busy and did not open the ${form} form in time. Nothing changed — click ${form === 'reject' ? 'Reject' : 'Edit'} again in a moment.`;
+export function buildFormTooLateNotice(form: 'reject' | 'edit' | 'arguments'): SlackMessage {
+  const what = form === 'arguments' ? "the step's arguments" : `the ${form} form`;
+  const again = { reject: 'Reject', edit: 'Edit', arguments: 'Arguments' }[form];
+  const line = `⏳ Slack is busy and did not open ${what} in time. Nothing changed — click ${again} again in a moment.`;
   return { text: line, blocks: [section([line], 'problem')] };
 }
 

@@ -8,6 +8,7 @@ import type {
 } from '../src/approvals/types.ts';
 import type { Provenance, ToolDefinition, ValidatedStep } from '../src/pipeline/index.ts';
 import { formatArgLines } from './arg-fields.ts';
+import { changeSetText, changeSetWarnings, warningText } from './change-set.ts';
 import { clipMrkdwn, escapeMrkdwn, joinWithinLimit, plural } from './mrkdwn.ts';
 import { type PeopleNames, peopleList, person } from './people.ts';
 import { formatInstant } from './time.ts';
@@ -87,8 +88,13 @@ export interface StepRenderInput {
   readonly waiting?: StepWait;
   /** First line, mrkdwn (already escaped); default "*2. Reschedule delivery* · `s2`". */
   readonly heading?: string;
-  /** Lines under the heading, mrkdwn (already escaped); default the step's arguments. */
+  /**
+   * Lines under the heading, mrkdwn (already escaped); default the step's arguments — for a step with a
+   * change set, one line of them (the rest behind `show_args`) unless `fullArguments`.
+   */
   readonly body?: readonly string[];
+  /** Every argument even beside a change set: for a message that has no `show_args` button. */
+  readonly fullArguments?: boolean;
 }
 
 export interface StepRenderOptions {
@@ -156,17 +162,53 @@ export function renderStep(input: StepRenderInput, options: StepRenderOptions = 
     NOTES_MAX,
     (left) => `…and ${plural(left, 'more note')}`,
   );
-  const fixed = [heading, ...tail, ...(notes === '' ? [] : [notes])];
+  // Warnings first, then what changes in the world, then the arguments (cut first when space runs out).
+  const warningLines = changeSetWarnings(input.step);
+  const warnings = warningLines.length === 0 ? '' : warningText(warningLines);
+  const fixed = [heading, ...(warnings === '' ? [] : [warnings]), ...tail, ...(notes === '' ? [] : [notes])];
+  const { changeSet } = input.step;
+  const argOptions = options.tz === undefined ? {} : { tz: options.tz };
   const bodyLines =
     input.body ??
-    formatArgLines(input.tool?.args, input.step.args, options.tz === undefined ? {} : { tz: options.tz });
-  const budget = max - fixed.join('\n').length - 1;
+    (changeSet === undefined || input.fullArguments === true
+      ? formatArgLines(input.tool?.args, input.step.args, argOptions)
+      : [argumentsInBrief(input.step, input.tool, argOptions)]);
+  let budget = max - fixed.join('\n').length - 1;
+  let world = '';
+  if (changeSet !== undefined) {
+    const bodyRoom = Math.min(bodyLines.join('\n').length, BODY_MIN) + 1;
+    world = changeSetText(changeSet, budget - bodyRoom - 1);
+    budget -= world.length + 1;
+  }
   const body =
     bodyLines.length === 0
       ? ''
       : joinWithinLimit(bodyLines, budget, (left) => `…and ${plural(left, 'more field')}`);
-  return [heading, ...(body === '' ? [] : [body]), ...tail, ...(notes === '' ? [] : [notes])].join('\n');
+  return [heading, warnings, world, body, ...tail, notes].filter((part) => part !== '').join('\n');
 }
+
+/** What the arguments keep of a step's section once its change set is shown: room for a line or two. */
+const BODY_MIN = 400;
+
+/**
+ * A step's arguments in one line, for a step whose change set says what it does: the tool's summary,
+ * else the arguments joined ("Delivery: dl_55120 · Window: Fri 3 Apr 2026"). The full list is on demand.
+ */
+function argumentsInBrief(
+  step: ValidatedStep,
+  tool: ToolDefinition | undefined,
+  options: { readonly tz?: string },
+): string {
+  const line =
+    step.summary === undefined
+      ? formatArgLines(tool?.args, step.args, options)
+          .map((arg) => arg.replaceAll('\n>', ' '))
+          .join(' · ')
+      : clipMrkdwn(step.summary, SUMMARY_MAX);
+  return `📝 ${clipLine(line, SUMMARY_MAX)}`;
+}
+
+const SUMMARY_MAX = 300;
 
 /** A step as a section block; `accessory` is a button such as `remove_step`. */
 export function stepSection(
@@ -186,7 +228,9 @@ export function stepLine(input: Pick<StepRenderInput, 'step' | 'position' | 'too
   const mark = isIrreversible(input.tool) ? ` · ${IRREVERSIBLE_MARK}` : '';
   const dependsOn = input.step.dependsOn ?? [];
   const graph = dependsOn.length === 0 ? '' : ` ← ${idList(dependsOn, 5)}`;
-  return `${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 80)} · \`${escapeMrkdwn(input.step.id)}\`${graph}${mark}${summary} — ${shortStanding(input.standing)}`;
+  const warnings = changeSetWarnings(input.step).length;
+  const warned = warnings === 0 ? '' : ` · ⚠️ ${plural(warnings, 'warning')}`;
+  return `${input.position}. ${clipMrkdwn(toolTitle(input.step, input.tool), 80)} · \`${escapeMrkdwn(input.step.id)}\`${graph}${mark}${warned}${summary} — ${shortStanding(input.standing)}`;
 }
 
 function shortStanding(standing: StepStanding): string {

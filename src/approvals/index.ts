@@ -17,7 +17,7 @@ export * from './journal-reader.ts';
 export * from './keys.ts';
 export * from './message-ledger.ts';
 export * from './outcomes.ts';
-export { ApprovalQueries, type QueryOptions } from './queries.ts';
+export { ApprovalQueries, type QueryOptions, type StepArgumentsAnswer } from './queries.ts';
 export * from './redis-time.ts';
 export * from './rules.ts';
 export * from './run-evidence.ts';

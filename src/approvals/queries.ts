@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { CountersignConfig } from '../config/config-types.ts';
-import type { Decision } from '../pipeline/index.ts';
+import type { Decision, ValidatedStep } from '../pipeline/index.ts';
 import { stateOf } from './guard.ts';
 import { type Inbox, type InboxEntry, inboxEntry, inboxPlace, mayViewRun, sortInbox } from './inbox.ts';
 import { createKeys, type Keys } from './keys.ts';
@@ -13,7 +13,7 @@ import { readOutcomes } from './outcomes.ts';
 import { type TimeSource, timeOf } from './redis-time.ts';
 import { projectRun } from './run-view.ts';
 import { loadRun, loadVersion } from './store.ts';
-import type { RunView, StepOutcome, StoredVersion } from './types.ts';
+import type { RunView, StepOutcome, StoredVersion, UseCaseResult } from './types.ts';
 
 export interface QueryOptions {
   /** A shared ioredis connection (only non-blocking commands are used). */
@@ -37,6 +37,17 @@ export interface InboxOptions {
   /** Newest runs read for "recently decided" (default 200). */
   readonly recent?: number;
 }
+
+/** One step of a stored version, for the `show_args` button, or the answer to give instead. */
+export type StepArgumentsAnswer =
+  | {
+      readonly ok: true;
+      /** The version the button named (the current one, or an older one it was drawn for). */
+      readonly version: StoredVersion;
+      readonly currentVersion: number;
+      readonly step: ValidatedStep;
+    }
+  | { readonly ok: false; readonly refusal: UseCaseResult };
 
 export class ApprovalQueries {
   readonly keys: Keys;
@@ -167,6 +178,38 @@ export class ApprovalQueries {
     return state === undefined || !mayViewRun(this.config, state, userId)
       ? undefined
       : inboxEntry(this.config, state, userId, now);
+  }
+
+  /**
+   * A step's arguments as the version a button was drawn for holds them, for someone who may look the
+   * run up (`mayViewRun`); reading changes nothing, so a decided run or an older version still answers.
+   * An unknown run, version or step is `not_found`.
+   */
+  async stepArgumentsFor(input: {
+    readonly runId: string;
+    readonly version: number;
+    readonly stepId: string | undefined;
+    readonly userId: string;
+  }): Promise<StepArgumentsAnswer> {
+    const notFound = { ok: false, refusal: { kind: 'not_found', runId: input.runId } } as const;
+    const state = stateOf(await loadRun(this.redis, this.keys.forRun(input.runId)));
+    if (state === undefined) return notFound;
+    if (!mayViewRun(this.config, state, input.userId)) {
+      return {
+        ok: false,
+        refusal: {
+          kind: 'unauthorized',
+          reason: 'you are in none of the groups that approve plans, and this plan was not sent to you',
+        },
+      };
+    }
+    const version =
+      input.version === state.current.version
+        ? state.current
+        : await this.getVersion(input.runId, input.version);
+    const step = version?.plan.steps.find((candidate) => candidate.id === input.stepId);
+    if (version === undefined || step === undefined) return notFound;
+    return { ok: true, version, currentVersion: state.current.version, step };
   }
 
   protected outcomeOptions() {

@@ -113,6 +113,8 @@ export interface BotStack {
 
 export interface BotStackOptions {
   config?: CountersignConfig;
+  /** People in the workspace besides the default ones (e.g. someone in no group of the config). */
+  users?: readonly { id: string; name: string; real_name: string }[];
   clock?: () => number;
   channels?: readonly ChannelSeed[];
   /** Run the bot in Socket Mode (app-level token, no signing secret); interactions go over its socket. */
@@ -143,7 +145,7 @@ export async function botStack(name: string, options: BotStackOptions = {}): Pro
   const slack = createSlackEmulator({
     rateLimit: false,
     ...options.emulator,
-    users: [...DEFAULT_USERS, ...EXTRA_USERS],
+    users: [...DEFAULT_USERS, ...EXTRA_USERS, ...(options.users ?? [])],
     channels: [...DEFAULT_CHANNELS, ...(options.channels ?? [])],
     // The page's clicks reach a Socket Mode bot too (an HTTP one would need its port before it starts).
     ...(options.socketMode ? { interactions: { socketMode: true } as const } : {}),
