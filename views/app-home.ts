@@ -3,17 +3,29 @@
  * answers. Who can act is decided in src/approvals (inbox.ts); this renders what it is given.
  */
 import type { HomeView, KnownBlock } from '@slack/types';
+import type { EditWindowStats } from '../src/approvals/edit-window.ts';
 import type { Inbox, InboxEntry } from '../src/approvals/inbox.ts';
+import type { RecurringEdit } from '../src/approvals/insights/edit-patterns.ts';
 import { context, divider, header, LIMITS, type SlackMessage, section } from './blocks.ts';
-import { clipMrkdwn, escapeMrkdwn, listInWords, mention, plural } from './mrkdwn.ts';
-import { formatInstant, formatInstantFromNow, type TimeOptions } from './time.ts';
+import { clipMrkdwn, escapeMrkdwn, listInWords, mention, plural, truncate } from './mrkdwn.ts';
+import { formatInstant, formatInstantFromNow, formatSpan, type TimeOptions } from './time.ts';
 
 /** Where each run's card is: `chat.getPermalink` answers, by run id (absent: no card yet). */
 export type CardLinks = Readonly<Record<string, string>>;
 
+/** For an agent's leads: how people edit its plans (src/bot/lead-insights.ts). */
+export interface LeadSummary {
+  readonly stats: EditWindowStats;
+  /** Its drift alarm is raised now. */
+  readonly alarm: boolean;
+  readonly recurring: readonly RecurringEdit[];
+}
+
 export interface AppHomeModel {
   readonly inbox: Inbox;
   readonly links: CardLinks;
+  /** For a lead: each agent they lead (none for anyone else). */
+  readonly edits?: readonly LeadSummary[];
   /** Milliseconds since the epoch. */
   readonly now: number;
   readonly tz?: string;
@@ -93,9 +105,50 @@ export function buildAppHome(model: AppHomeModel): HomeView {
     ...listBlocks('Escalated to you', 'Nothing was escalated to you.', inbox.escalated, model, time),
     divider(),
     ...listBlocks('Recently decided', 'No decided plans of yours yet.', inbox.decided, model, time),
+    ...editBlocks(model.edits ?? [], model.links),
     context(`Updated ${formatInstant(model.now, time)} · \`/countersign help\` for the command`),
   ];
   return { type: 'home', blocks: blocks.slice(0, LIMITS.viewBlocks) };
+}
+
+/** Agents shown in the leads' section (2 blocks each, within the tab's 100 blocks). */
+const HOME_AGENTS = 5;
+
+const percent = (share: number) => `${Math.round(share * 1000) / 10}%`;
+
+/** "How people edit the plans of the agents you lead": per agent, the window, the alarm, what recurs. */
+function editBlocks(summaries: readonly LeadSummary[], links: CardLinks): KnownBlock[] {
+  if (summaries.length === 0) return [];
+  const blocks: KnownBlock[] = [divider(), header('How people edit the plans of agents you lead')];
+  for (const { stats, alarm, recurring } of summaries.slice(0, HOME_AGENTS)) {
+    const most = stats.mostEdited.map((run) => {
+      const link = safeLink(links[run.runId]);
+      const name = `${escapeMrkdwn(run.runId)} (${run.touchedSteps} of ${run.totalSteps} steps)`;
+      return link === undefined ? name : `<${link}|${name}>`;
+    });
+    blocks.push(
+      section([
+        `*${escapeMrkdwn(stats.agent)}* — last ${formatSpan(stats.windowMs)}: ${plural(stats.plans, 'plan')}, ${stats.edited} edited, ${stats.heavy} more than half rewritten (${percent(stats.share)})${alarm ? ' · ⚠️ *drift alarm raised*' : ''}`,
+        ...(most.length === 0 ? [] : [`Most edited: ${most.join(', ')}`]),
+      ]),
+      section(
+        recurring.length === 0
+          ? ['_No edit recurs in this window._']
+          : // Suggestions name tools and argument paths from the config (code spans kept), never plan values.
+            recurring.map((group) => `• ${truncate(escapeAngles(group.suggestion), 600)}`),
+        'suggestion',
+      ),
+    );
+  }
+  blocks.push(
+    context('For every recurring edit and the outcomes by who wrote each step: `npm run insights`.'),
+  );
+  return blocks;
+}
+
+/** `&`, `<` and `>` escaped, nothing else: backticks stay code spans. */
+function escapeAngles(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }
 
 /** The `/countersign` subcommands, as the help lists them. */

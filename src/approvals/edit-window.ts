@@ -8,8 +8,12 @@
  */
 import type { Redis } from 'ioredis';
 import type { ValidatedPlan } from '../pipeline/index.ts';
+import { type RecurringEdit, recurringEdits } from './insights/edit-patterns.ts';
 import { type HeavyRun, rankHeavy } from './insights/edit-stats.ts';
+import { historyOf } from './insights/run-history.ts';
+import { parseRecord } from './journal.ts';
 import type { EditWindowKeys, Keys } from './keys.ts';
+import type { JournalRecord } from './types.ts';
 
 /** An agent's drift alarm, from its config (`agents.<name>.drift`). */
 export interface DriftRule {
@@ -180,6 +184,38 @@ export class EditWindow {
       String(POST_LEASE_MS),
     );
     return Number(claimed) === 1;
+  }
+
+  /** Whether the agent's drift alarm is raised now. */
+  async alarmRaised(agent: string): Promise<boolean> {
+    return (await this.redis.hget(this.keys.editWindow(agent).alarm, 'raised')) === '1';
+  }
+
+  /**
+   * The edits that recur among the window's edited runs (the newest `limit`), read from their
+   * journals: what the App Home shows leads (the full report is `npm run insights`).
+   */
+  async recurring(agent: string, now: number, limit = 200): Promise<RecurringEdit[]> {
+    const keys = this.keys.editWindow(agent);
+    const runIds = await this.redis.zrevrangebyscore(
+      keys.edited,
+      '+inf',
+      now - this.windowOf(agent),
+      'LIMIT',
+      0,
+      limit,
+    );
+    const journals = await Promise.all(
+      runIds.map((runId) => this.redis.lrange(this.keys.forRun(runId).journal, 0, -1)),
+    );
+    const histories = runIds.flatMap((runId, index) => {
+      const records = (journals[index] ?? []).flatMap((text): JournalRecord[] => {
+        const parsed = parseRecord(text);
+        return parsed.ok ? [parsed.record] : [];
+      });
+      return historyOf(runId, records) ?? [];
+    });
+    return recurringEdits(histories);
   }
 
   /** The raised alarm reached Slack. */

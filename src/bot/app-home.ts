@@ -19,6 +19,7 @@ import {
 } from '../approvals/index.ts';
 import type { CountersignConfig } from '../config/index.ts';
 import type { ErrorReporter } from '../log.ts';
+import type { LeadInsights } from './lead-insights.ts';
 import type { SlackGateway } from './slack-gateway.ts';
 
 /** Permalinks of run cards (`chat.getPermalink`), kept: a message's permalink never changes. */
@@ -56,6 +57,8 @@ export interface HomePublisherDeps {
   readonly clock: () => number;
   readonly tz?: string;
   readonly onError: ErrorReporter;
+  /** For leads: how people edit the plans of the agents they lead (absent: nobody sees it). */
+  readonly leads?: Pick<LeadInsights, 'forUser'>;
   /** How long refreshes are gathered before homes are published (default 1 s). */
   readonly debounceMs?: number;
   /**
@@ -97,13 +100,16 @@ export class HomePublisher {
     inbox: Inbox,
     options: { readonly force?: boolean },
   ): Promise<void> {
-    const links = await this.deps.links.linksOf(inboxRunIds(inbox));
-    const digest = createHash('sha256').update(JSON.stringify({ inbox, links })).digest('hex');
+    const edits = (await this.deps.leads?.forUser(userId)) ?? [];
+    const edited = edits.flatMap((summary) => summary.stats.mostEdited.map((run) => run.runId));
+    const links = await this.deps.links.linksOf([...inboxRunIds(inbox), ...edited]);
+    const digest = createHash('sha256').update(JSON.stringify({ inbox, links, edits })).digest('hex');
     if (!options.force && this.shown.get(userId) === digest) return;
     const now = this.deps.clock();
     const view = buildAppHome({
       inbox,
       links,
+      edits,
       now,
       ...(this.deps.tz === undefined ? {} : { tz: this.deps.tz }),
     });

@@ -6,6 +6,7 @@ import type { ErrorReporter, Logger } from '../log.ts';
 import { CardLinkCache, HomePublisher } from './app-home.ts';
 import { DriftWatch } from './drift-watch.ts';
 import { InFlight } from './in-flight.ts';
+import { LeadInsights } from './lead-insights.ts';
 import { registerInboxListeners } from './listeners/inbox.ts';
 import { registerListeners } from './listeners/index.ts';
 import type { Metrics } from './metrics.ts';
@@ -113,6 +114,11 @@ export function createBot(options: BotOptions): Bot {
     approvals: options.approvals,
     config: options.config,
     links,
+    leads: new LeadInsights({
+      window: options.approvals.editWindow,
+      config: options.config,
+      now: () => options.approvals.now(),
+    }),
     gateway,
     clock,
     onError,

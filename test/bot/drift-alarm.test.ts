@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freightConfigInput } from '../../examples/freight/countersign.config.ts';
 import { freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
 import { defineConfig } from '../../src/config/index.ts';
-import { type BotStack, botStack } from '../support/bot-stack.ts';
+import { buildAppHomeOpenedEvent, postEvent } from '../../src/emulator/index.ts';
+import { type BotStack, botStack, SIGNING_SECRET } from '../support/bot-stack.ts';
 import { visibleText } from '../support/slack-blocks.ts';
 
 const agent = freightConfigInput.agents['freight-ops']!;
@@ -79,5 +80,25 @@ describe('the drift alarm', () => {
     expect(metrics).toMatch(/countersign_window_rewritten_share\{agent="freight-ops"\} 1/);
     expect(metrics).toMatch(/countersign_window_seconds\{agent="freight-ops"\} 86400/);
     expect(metrics).toMatch(/countersign_edit_steps_touched_count\{agent="freight-ops"\} 2/);
+  });
+
+  it("shows the agent's leads, on their Home tab, the window, the alarm and the edits that recur", async () => {
+    // U0LEAD1 is notified by freight-ops' escalation; an operator leads nothing.
+    for (const user of ['U0LEAD1', 'U0OP1']) {
+      expect(
+        (await postEvent(stack.eventsUrl, SIGNING_SECRET, buildAppHomeOpenedEvent({ user }))).status,
+      ).toBe(200);
+    }
+    const lead = await stack.until(() => stack.slack.state.homeView('U0LEAD1'));
+    const text = visibleText(lead.blocks);
+    expect(text).toContain('How people edit the plans of agents you lead');
+    expect(text).toContain(
+      '*freight-ops* — last 24 h: 2 plans, 2 edited, 2 more than half rewritten (100%) · ⚠️ *drift alarm raised*',
+    );
+    expect(text).toContain(
+      'in 2 of 2 edited plans an operator moved `window` of `reschedule_delivery` later',
+    );
+    const operator = await stack.until(() => stack.slack.state.homeView('U0OP1'));
+    expect(visibleText(operator.blocks)).not.toContain('How people edit');
   });
 });

@@ -120,3 +120,70 @@ describe('/countersign answers', () => {
     );
   });
 });
+
+describe('the leads’ section of the Home tab', () => {
+  const empty = { waiting: [], escalated: [], decided: [] };
+  const summary = (agent: string, alarm: boolean) => ({
+    stats: {
+      agent,
+      windowMs: 24 * 3_600_000,
+      plans: 30,
+      edited: 12,
+      heavy: 9,
+      share: 0.3,
+      mostEdited: [{ runId: 'run-9', touchedSteps: 4, totalSteps: 4 }],
+    },
+    alarm,
+    recurring: [
+      {
+        pattern: {
+          key: 'added_before:add_note:send_reply',
+          kind: 'added_before' as const,
+          tool: 'add_note',
+          detail: 'send_reply',
+        },
+        plans: 8,
+        editedPlans: 12,
+        editors: 3,
+        examples: [],
+        suggestion: 'in 8 of 12 edited plans an operator added `add_note` before `send_reply` <!channel>',
+      },
+    ],
+  });
+
+  it('is shown only to leads, with the window, the alarm, the most edited run linked and the suggestions', () => {
+    expect(texts(buildAppHome({ inbox: empty, links: {}, now: NOW }).blocks).join('\n')).not.toContain(
+      'agents you lead',
+    );
+    const home = texts(
+      buildAppHome({
+        inbox: empty,
+        links: { 'run-9': LINK },
+        now: NOW,
+        edits: [summary('freight-ops', true)],
+      }).blocks,
+    ).join('\n');
+    expect(home).toContain('How people edit the plans of agents you lead');
+    expect(home).toContain(
+      '*freight-ops* — last 24 h: 30 plans, 12 edited, 9 more than half rewritten (30%) · ⚠️ *drift alarm raised*',
+    );
+    expect(home).toContain(`<${LINK}|run-9 (4 of 4 steps)>`);
+    // Code spans kept; anything that could ping or link is not.
+    expect(home).toContain('added `add_note` before `send_reply` &lt;!channel&gt;');
+  });
+
+  it('shows at most five agents and stays within the tab’s 100 blocks', () => {
+    const edits = Array.from({ length: 9 }, (_, i) => summary(`agent-${i}`, false));
+    const many = Array.from({ length: 40 }, (_, i) => ({ ...waiting, runId: `run-${i}` }));
+    const view = buildAppHome({
+      inbox: { waiting: many, escalated: many, decided: [] },
+      links: {},
+      now: NOW,
+      edits,
+    });
+    expect(view.blocks.length).toBeLessThanOrEqual(100);
+    const text = texts(view.blocks).join('\n');
+    expect(text).toContain('agent-4');
+    expect(text).not.toContain('agent-5');
+  });
+});
