@@ -31,12 +31,12 @@ function withSlowHooks(tool: ToolDefinition): ToolDefinition {
 }
 
 /**
- * pipeline-hooks: wall time of one `validate` of the 5-step freight plan when every step's `checks`
+ * pipeline_hooks: wall time of one `validate` of the 5-step freight plan when every step's `checks`
  * and `preview` each await a 20 ms data source (issue 19). The hooks run in parallel, so the plan
  * costs about one read, not ten; the baseline is what the reads would cost one after another.
  */
 export const hooksBenchmark: Benchmark = {
-  name: 'pipeline-hooks',
+  name: 'pipeline_hooks',
   async run({ quick, log }) {
     const now = Date.now();
     const text = JSON.stringify(freightPlan5({ now }));
@@ -50,7 +50,7 @@ export const hooksBenchmark: Benchmark = {
     if (!check.ok || check.plan.steps.some((step) => step.unverified !== undefined)) {
       throw new Error(`benchmark plan does not validate cleanly: ${JSON.stringify(check)}`);
     }
-    log(`pipeline-hooks: validate with a ${SOURCE_MS} ms data source per hook, ${steps} steps …`);
+    log(`pipeline_hooks: validate with a ${SOURCE_MS} ms data source per hook, ${steps} steps …`);
     const times: number[] = [];
     for (let i = 0; i < (quick ? 10 : 30); i++) {
       const start = performance.now();
@@ -61,7 +61,7 @@ export const hooksBenchmark: Benchmark = {
     const serial = steps * 2 * SOURCE_MS;
     return [
       {
-        name: 'pipeline-hooks',
+        name: 'pipeline_hooks',
         unit: 'ms',
         value: Math.round(value * 10) / 10,
         baseline: serial,

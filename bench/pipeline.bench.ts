@@ -10,7 +10,7 @@ import { compareThroughput } from './harness.ts';
  * `validateWith`, the hooks' results gathered once beforehand — the re-check a commit attempt runs) on
  * the 5-step freight plan, against a baseline of what any service would do anyway: `JSON.parse`, a
  * zod parse of an equivalent schema, and one SHA-256 of `JSON.stringify`. Hooks that wait on other
- * systems are measured by `pipeline-hooks` (hooks.bench.ts).
+ * systems are measured by `pipeline_hooks` (hooks.bench.ts).
  */
 export const pipelineBenchmark: Benchmark = {
   name: 'pipeline',

@@ -86,24 +86,24 @@ function coversTool(policyRule: PolicyRule, tool: string): boolean {
 export type RouteResult = { ok: true; route: Route } | { ok: false; message: string };
 
 /**
- * Routes one step: the first matching rule wins; no matching rule blocks the step (fail closed).
+ * Routes one step (with its change set, when its tool previewed one): the first matching rule wins; no
+ * matching rule blocks the step (fail closed).
  * A predicate that throws is a configuration bug and is reported, never swallowed into a route.
  */
 export function routeStep(
-  step: { id: string; tool: string; args: JsonObject; changeSet?: ChangeSet | undefined },
+  step: { id: string; tool: string; args: JsonObject },
   plan: PlanEnvelope,
   rules: readonly PolicyRule[],
+  changeSet?: ChangeSet,
 ): RouteResult {
   for (const [index, policyRule] of rules.entries()) {
     if (!coversTool(policyRule, step.tool)) continue;
-    if (policyRule.changes !== undefined && !matchesChanges(policyRule.changes, step.changeSet)) continue;
+    if (policyRule.changes !== undefined && !matchesChanges(policyRule.changes, changeSet)) continue;
     if (policyRule.when !== undefined) {
       let matches: boolean;
       try {
         const policyContext: PolicyContext =
-          step.changeSet === undefined
-            ? { stepId: step.id, plan }
-            : { stepId: step.id, plan, changeSet: step.changeSet };
+          changeSet === undefined ? { stepId: step.id, plan } : { stepId: step.id, plan, changeSet };
         matches = policyRule.when(step.args, policyContext);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);

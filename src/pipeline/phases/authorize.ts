@@ -29,7 +29,7 @@ export function authorize(
     const tool = ctx.config.tools.get(step.tool) as ToolDefinition;
     const digest = digests.steps[index] as string;
     const results = resultsFor(tool, hooks.get(step.id), digest);
-    const routed = routeStep({ ...step, changeSet: results.changeSet }, plan, ctx.config.policy);
+    const routed = routeStep(step, plan, ctx.config.policy, results.changeSet);
     if (!routed.ok) {
       diagnostics.push(diagnostic('authorize', 'check_failed', routed.message, { stepId: step.id }));
       continue;
