@@ -69,20 +69,13 @@ export function editHooks(
   );
 }
 
-/**
- * `checks` again for a pending run with a `continue` step not released yet, which an `applied` report
- * may release; undefined when nothing could be released (no hook runs).
- */
-export async function releaseHooks(
-  gathering: HookGathering,
-  state: RunState | undefined,
-): Promise<HookResults | undefined> {
-  if (state === undefined || state.fields.status !== 'pending') return undefined;
+/** Whether a pending run has a `continue` step not released yet, which an `applied` report may release. */
+function releaseWaiting(state: RunState | undefined): state is RunState {
+  if (state === undefined || state.fields.status !== 'pending') return false;
   const released = state.fields.released ?? {};
-  const waiting = state.current.plan.steps.some(
+  return state.current.plan.steps.some(
     (step) => step.route.kind !== 'block' && step.route.continue === true && released[step.id] === undefined,
   );
-  return waiting ? recheckHooks(gathering, state.current.plan) : undefined;
 }
 
 /** What a command's hooks read before its attempts. */
@@ -114,7 +107,15 @@ export class CommandHooks {
     readonly version: number;
   }): Promise<HookResults | undefined> {
     const version = await this.reads.getVersion(input.runId, input.version);
-    return version === undefined ? undefined : recheckHooks(await this.gathering(), version.plan);
+    return version === undefined ? undefined : this.recheck(version.plan);
+  }
+
+  /** `recheckHooks`, without reading the time when no step's tool has `checks` (nothing to run). */
+  private async recheck(plan: ValidatedPlan): Promise<HookResults> {
+    const { tools } = this.reads.config.pipeline;
+    if (!plan.steps.some((step) => tools.get(step.tool)?.checks !== undefined))
+      return storedHookResults(plan);
+    return recheckHooks(await this.gathering(), plan);
   }
 
   async edit(input: EditInput): Promise<HookResults | undefined> {
@@ -140,6 +141,7 @@ export class CommandHooks {
     readonly status: string;
   }): Promise<HookResults | undefined> {
     if (input.status !== 'applied') return undefined;
-    return releaseHooks(await this.gathering(), await this.reads.runState(input.runId));
+    const state = await this.reads.runState(input.runId);
+    return releaseWaiting(state) ? this.recheck(state.current.plan) : undefined;
   }
 }
