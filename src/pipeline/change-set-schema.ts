@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ChangeSet } from './change-set.ts';
+import { checkJsonValue } from './check-json-value.ts';
 
 const MAX_TEXT = 2_000;
 const MAX_ITEMS = 100;
@@ -69,7 +70,13 @@ export type ChangeSetCheck =
  */
 export function checkChangeSet(value: unknown): ChangeSetCheck {
   const parsed = changeSetSchema.safeParse(value);
-  if (parsed.success) return { ok: true, changeSet: parsed.data as ChangeSet };
+  if (parsed.success) {
+    // Stored with the plan and journaled (hashed as canonical JSON): the same JSON plans are held to —
+    // whole numbers only (money in minor units), no -0, bounded depth.
+    const json = checkJsonValue(parsed.data, { maxDepth: 12, maxStringLength: 10_000, maxProblems: 3 });
+    if (!json.ok) return { ok: false, reason: json.problems.map((problem) => problem.message).join('; ') };
+    return { ok: true, changeSet: parsed.data as ChangeSet };
+  }
   const problems = parsed.error.issues.slice(0, 3).map((issue) => {
     const where = issue.path.reduce<string>(
       (path, key) =>

@@ -256,6 +256,23 @@ describe('async hooks', () => {
     expect(step?.route).toMatchObject({ kind: 'review', group: 'operators' });
   });
 
+  it('refuses numbers canonical JSON cannot hold (the change set is journaled): floats, -0', async () => {
+    const config = configWith({
+      preview: async (args) => {
+        const changeSet = delivery(args.delivery_id);
+        return { ...changeSet, changes: [{ path: 'load.weight', label: 'weight', before: 12.5, after: 13 }] };
+      },
+    });
+    const validated = await accepted(plan(['dl_1']), { config: config.pipeline, now: NOW });
+    expect(validated.steps[0]?.unverified).toEqual([
+      {
+        hook: 'preview',
+        reason:
+          'preview answered a change set that is not well formed: number 12.5 at changes[0].before is not a whole number; only integers are allowed (amounts are in minor units such as cents)',
+      },
+    ]);
+  });
+
   it('with nobody to review an unverified step, it is blocked, saying why', async () => {
     const config = configWith({ preview: async () => Promise.reject(new Error('down')) });
     const pipeline: PipelineConfig = { ...config.pipeline, authoring: {} };

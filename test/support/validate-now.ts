@@ -35,7 +35,10 @@ export function validateNow(raw: unknown, ctx: ValidationContext): ValidationRes
           outcomes[hook] = { ok: true, value };
         } catch (error) {
           if (error instanceof Error && error.message.endsWith('use await validate')) throw error;
-          outcomes[hook] = { ok: false, reason: `${hook} failed: ${String(error)}` };
+          outcomes[hook] = {
+            ok: false,
+            reason: `${hook} failed: ${error instanceof Error ? error.message : String(error)}`,
+          };
         }
       }
       return [step.id, settleHooks(step.digest, outcomes)];
