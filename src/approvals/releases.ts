@@ -35,7 +35,7 @@ export interface ReleaseContext {
   readonly now: number;
   readonly signRelease: ReleaseSigner;
   /** Hook results for the current version (`checks` run again), gathered before the attempt. */
-  readonly hooks?: HookResults;
+  readonly hooks?: HookResults | undefined;
 }
 
 const NO_HOOKS: HookResults = new Map();

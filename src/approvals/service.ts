@@ -53,11 +53,10 @@ export interface ApprovalServiceOptions extends QueryOptions {
   readonly hookTimer?: HookTimer;
 }
 
-/** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
-/** Sees each commit that changes what people see of a run, by run and revision. */
 /** A rendering for a claim turning `uncertain` comes this long after it does (`deriveOutcome` is strict). */
 const UNCERTAIN_MARGIN_MS = 1_000;
 
+/** Sees each commit that changes what people see of a run, by run and revision. */
 export type ChangeListener = (commit: {
   readonly runId: string;
   readonly revision: number;
@@ -68,6 +67,7 @@ export type ChangeListener = (commit: {
   readonly showAgainAt?: number;
 }) => Promise<void> | void;
 
+/** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
 export type CommittedListener = (
   result: UseCaseResult,
   commit: { readonly runId: string; readonly revision: number },
@@ -88,7 +88,6 @@ export interface PublishOptions {
 type RunOptions = PublishOptions & {
   readonly expectAbsent?: boolean;
   readonly quiet?: boolean;
-  /** Gathered before the attempts (hook-gathering.ts); undefined: none. */
   readonly hooks?: HookResults | undefined;
 };
 
@@ -247,13 +246,7 @@ export class ApprovalService extends ApprovalQueries {
       // An `applied` report releases the steps that were waiting only for it, in its own commit.
       afterApplied: (commit, state, now) => {
         releaseReady(
-          {
-            config: this.config,
-            keys: this.keys,
-            now,
-            signRelease: this.signRelease,
-            ...(hooks === undefined ? {} : { hooks }),
-          },
+          { config: this.config, keys: this.keys, now, signRelease: this.signRelease, hooks },
           commit,
           state,
         );
@@ -376,7 +369,7 @@ export class ApprovalService extends ApprovalQueries {
             now: at,
             sign: this.sign,
             signRelease: this.signRelease,
-            ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
+            hooks: options.hooks,
           },
           read,
         ),

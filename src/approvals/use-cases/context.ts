@@ -26,13 +26,13 @@ export interface UseCaseContext {
    * The tools' hook results, gathered by the command before its attempts for the plan it expects to
    * decide on (hook-gathering.ts). Absent or for other bytes, the steps count as unverified.
    */
-  readonly hooks?: HookResults;
+  readonly hooks?: HookResults | undefined;
 }
 
 const NO_HOOKS: HookResults = new Map();
 
 /** The hook results an attempt re-checks with (none gathered: every hooked step is unverified). */
-export function hooksOf(ctx: { readonly hooks?: HookResults }): HookResults {
+export function hooksOf(ctx: { readonly hooks?: HookResults | undefined }): HookResults {
   return ctx.hooks ?? NO_HOOKS;
 }
 
