@@ -210,6 +210,26 @@ describe('change sets in the approvals service', () => {
     expect(s2?.changeSet?.changes[0]).toMatchObject({ before: '2026-04-05', after: '2026-04-09' });
   });
 
+  it('a diff action (revert) is an edit too: only the reverted step is previewed again', async () => {
+    const svc = service();
+    const { runId } = await submit(svc);
+    const changed = MOVES.map((step) =>
+      step.id === 's2' ? { ...step, args: { ...step.args, date: '2026-04-09' } } : step,
+    );
+    expectKind(await svc.applyEdit({ runId, baseVersion: 1, editorId: 'U0OP1', steps: changed }), 'edited');
+    calls.length = 0;
+    deliveries.set('dl_1', { date: '2026-04-05', version: 8 });
+    deliveries.set('dl_2', { date: '2026-04-05', version: 4 });
+    const reverted = expectKind(
+      await svc.applyDiffAction({ runId, version: 2, userId: 'U0OP1', action: 'revert_step', stepId: 's2' }),
+      'edited',
+    );
+    expect(calls.sort()).toEqual(['checks dl_2', 'preview dl_2']);
+    const [s1, s2] = reverted.run.current.plan.steps;
+    expect(s1?.changeSet?.target.version).toBe('7');
+    expect(s2?.changeSet?.target.version).toBe('4');
+  });
+
   it('a preview that fails never lets its step through: the run waits for a person instead of passing', async () => {
     const svc = service();
     previewFailure = new Error('the freight API answered 503');
