@@ -9,6 +9,7 @@ import { endToEndBenchmark } from './end-to-end.bench.ts';
 import { gatewayBenchmark } from './gateway.bench.ts';
 import { gatewayLatencyBenchmark } from './gateway-latency.bench.ts';
 import type { Benchmark, BenchRow } from './harness.ts';
+import { hooksBenchmark } from './hooks.bench.ts';
 import { interactionBenchmark } from './interaction.bench.ts';
 import { pipelineBenchmark } from './pipeline.bench.ts';
 import { slackBackpressureBenchmark } from './slack-backpressure.bench.ts';
@@ -16,6 +17,7 @@ import { timersBenchmark } from './timers.bench.ts';
 
 const benchmarks: readonly Benchmark[] = [
   pipelineBenchmark,
+  hooksBenchmark,
   gatewayBenchmark,
   interactionBenchmark,
   timersBenchmark,

@@ -65,7 +65,8 @@ export function buildDecision(input: DecisionInput): UnsignedDecision {
 
 /**
  * A version as a decision or a release carries it: each step with its digest, route, the approvals
- * that counted (entitled people, given to that step id at its digest, oldest first) and who wrote it.
+ * that counted (entitled people, given to that step id at its digest, oldest first), who wrote it, and
+ * — for a step with a change set — its preconditions (the target at the version it was previewed at).
  */
 export function decisionPlanOf(
   version: StoredVersion,
@@ -95,6 +96,18 @@ export function decisionPlanOf(
           .map((approval) => ({ userId: approval.userId, at: new Date(approval.at).toISOString() })),
         provenance: provenanceOf(version, step.id),
         ...(step.dependsOn === undefined ? {} : { dependsOn: step.dependsOn }),
+        // The target as previewed, as the approvers saw it: the executor checks it before the effect.
+        ...(step.changeSet === undefined
+          ? {}
+          : {
+              preconditions: [
+                {
+                  type: step.changeSet.target.type,
+                  id: step.changeSet.target.id,
+                  version: step.changeSet.target.version,
+                },
+              ],
+            }),
       };
     }),
   };

@@ -8,12 +8,13 @@
 import type { CountersignConfig } from '../config/config-types.ts';
 import {
   envelopeOf,
+  type HookResults,
   type Release,
   type ReleasedStep,
   type UnsignedRelease,
   unmetDependencies,
   type ValidatedStep,
-  validate,
+  validateWith,
 } from '../pipeline/index.ts';
 import { decisionPlanOf } from './decision-builder.ts';
 import type { Keys } from './keys.ts';
@@ -33,7 +34,11 @@ export interface ReleaseContext {
   /** Redis's time of the transition (ms). */
   readonly now: number;
   readonly signRelease: ReleaseSigner;
+  /** Hook results for the current version (`checks` run again), gathered before the attempt. */
+  readonly hooks?: HookResults | undefined;
 }
+
+const NO_HOOKS: HookResults = new Map();
 
 /**
  * The steps of `version` released now, in plan order: `continue`, not released yet, own approvals
@@ -79,7 +84,11 @@ export function releaseReady<S extends RunStateInput & { readonly runId: string 
       .length === 0
   )
     return unchanged;
-  const recheck = validate(envelopeOf(current.plan), { config: ctx.config.pipeline, now: ctx.now });
+  const recheck = validateWith(
+    envelopeOf(current.plan),
+    { config: ctx.config.pipeline, now: ctx.now },
+    ctx.hooks ?? NO_HOOKS,
+  );
   if (!recheck.ok) return unchanged;
   const rechecked: StoredVersion = { ...current, plan: recheck.plan };
   const ready = releasableSteps(

@@ -8,17 +8,25 @@
  */
 
 import type { ErrorReporter } from '../log.ts';
-import { type Decision, type ReceiptSigner, signDecision, signRelease } from '../pipeline/index.ts';
+import {
+  type Decision,
+  type HookResults,
+  type HookTimer,
+  type ReceiptSigner,
+  signDecision,
+  signRelease,
+} from '../pipeline/index.ts';
 import type { DecisionSigner } from './decision-builder.ts';
 import { DEFAULT_EDIT_WINDOW_MS, EditWindow, touchedSince } from './edit-window.ts';
-import { approveRights, checkAction, editRights, type RunState, rejectRights } from './guard.ts';
+import { approveRights, checkAction, editRights, type RunState, rejectRights, stateOf } from './guard.ts';
+import { CommandHooks } from './hook-gathering.ts';
 import { Outbox } from './outbox.ts';
 import { type OutcomeResult, recordOutcome } from './outcomes.ts';
 import { ApprovalQueries, type QueryOptions } from './queries.ts';
 import { type ReleaseSigner, releaseReady } from './releases.ts';
 import { commitLoop } from './run-commit.ts';
 import { projectRun } from './run-view.ts';
-import { loadRunAt, type RunSnapshot } from './store.ts';
+import { loadRun, loadRunAt, type RunSnapshot } from './store.ts';
 import type { RunView, UseCaseResult } from './types.ts';
 import { type ApproveInput, approve } from './use-cases/approve.ts';
 import type { Attempt, UseCaseContext } from './use-cases/context.ts';
@@ -42,13 +50,14 @@ export interface ApprovalServiceOptions extends QueryOptions {
   readonly deliver?: (decision: Decision) => Promise<void>;
   /** Where failures that must not reach a user are reported (a failed delivery is retried by the sweep). */
   readonly onError?: ErrorReporter;
+  /** The timer the tools' hook budgets run on (default `setTimeout`; tests pass their own). */
+  readonly hookTimer?: HookTimer;
 }
 
-/** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
-/** Sees each commit that changes what people see of a run, by run and revision. */
 /** A rendering for a claim turning `uncertain` comes this long after it does (`deriveOutcome` is strict). */
 const UNCERTAIN_MARGIN_MS = 1_000;
 
+/** Sees each commit that changes what people see of a run, by run and revision. */
 export type ChangeListener = (commit: {
   readonly runId: string;
   readonly revision: number;
@@ -59,6 +68,7 @@ export type ChangeListener = (commit: {
   readonly showAgainAt?: number;
 }) => Promise<void> | void;
 
+/** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
 export type CommittedListener = (
   result: UseCaseResult,
   commit: { readonly runId: string; readonly revision: number },
@@ -74,6 +84,13 @@ export type CommittedListener = (
 export interface PublishOptions {
   readonly deferPublish?: boolean;
 }
+
+/** How a command runs: publishing, creating, quiet (no rendering), and the hooks gathered before it. */
+type RunOptions = PublishOptions & {
+  readonly expectAbsent?: boolean;
+  readonly quiet?: boolean;
+  readonly hooks?: HookResults | undefined;
+};
 
 /** A click's target, once the guard let it through: the run to act on, or the answer to show instead. */
 export type ClickAnswer =
@@ -96,10 +113,18 @@ export class ApprovalService extends ApprovalQueries {
   private readonly listeners: CommittedListener[] = [];
   private readonly changeListeners: ChangeListener[] = [];
   private readonly deferred = new Set<Promise<void>>();
+  private readonly hooks: CommandHooks;
 
   constructor(options: ApprovalServiceOptions) {
     super(options);
     this.onError = options.onError ?? ((error, context) => console.error(`countersign: ${context}:`, error));
+    this.hooks = new CommandHooks({
+      config: this.config,
+      ...(options.hookTimer === undefined ? {} : { timer: options.hookTimer }),
+      now: () => this.now(),
+      getVersion: (runId, version) => this.getVersion(runId, version),
+      runState: async (runId) => stateOf(await loadRun(this.redis, this.keys.forRun(runId))),
+    });
     const { signer } = options;
     this.sign = (unsigned) => signDecision(unsigned, signer);
     this.signRelease = (unsigned) => signRelease(unsigned, signer);
@@ -138,9 +163,12 @@ export class ApprovalService extends ApprovalQueries {
    * of a pending run also restores its index entries, which a crash right after the commit can miss.
    */
   async submitPlan(input: SubmitPlanInput): Promise<UseCaseResult> {
-    // A submission nearly always creates its run: decide without reading first (saves a round trip).
+    // The hooks run once, before the attempts (hook-gathering.ts). A submission nearly always creates
+    // its run: decide without reading first (saves a round trip).
+    const hooks = await this.hooks.submission(input.raw);
     const result = await this.run(input.runId, (ctx, snapshot) => submitPlan(ctx, snapshot, input), {
       expectAbsent: true,
+      hooks,
     });
     if (result.kind === 'duplicate' && result.run.status === 'pending') {
       await Promise.all([
@@ -152,8 +180,9 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** One person approves every step of the current version they may approve (use-cases/approve.ts). */
-  approve(input: ApproveInput, options: PublishOptions = {}): Promise<UseCaseResult> {
-    return this.run(input.runId, (ctx, snapshot) => approve(ctx, snapshot, input), options);
+  async approve(input: ApproveInput, options: PublishOptions = {}): Promise<UseCaseResult> {
+    const hooks = await this.hooks.approval(input);
+    return this.run(input.runId, (ctx, snapshot) => approve(ctx, snapshot, input), { ...options, hooks });
   }
 
   /** Rejects the run (use-cases/reject.ts). */
@@ -162,8 +191,9 @@ export class ApprovalService extends ApprovalQueries {
   }
 
   /** An edit: a new, untrusted plan that becomes version n+1 if it passes (use-cases/edit.ts). */
-  applyEdit(input: EditInput, options: PublishOptions = {}): Promise<UseCaseResult> {
-    return this.run(input.runId, (ctx, snapshot) => applyEdit(ctx, snapshot, input), options);
+  async applyEdit(input: EditInput, options: PublishOptions = {}): Promise<UseCaseResult> {
+    const hooks = await this.hooks.edit(input);
+    return this.run(input.runId, (ctx, snapshot) => applyEdit(ctx, snapshot, input), { ...options, hooks });
   }
 
   /**
@@ -175,7 +205,10 @@ export class ApprovalService extends ApprovalQueries {
     const base =
       edited?.baseVersion === undefined ? undefined : await this.getVersion(input.runId, edited.baseVersion);
     const versions = { ...(edited === undefined ? {} : { edited }), ...(base === undefined ? {} : { base }) };
-    return this.run(input.runId, (ctx, snapshot) => applyDiffAction(ctx, snapshot, input, versions));
+    const hooks = await this.hooks.diffAction(input, versions);
+    return this.run(input.runId, (ctx, snapshot) => applyDiffAction(ctx, snapshot, input, versions), {
+      hooks,
+    });
   }
 
   /** The expiry timer of `version` (use-cases/timers.ts). */
@@ -210,12 +243,13 @@ export class ApprovalService extends ApprovalQueries {
     // Marked before the commit, like every change people see: the card shows outcomes.
     await this.redis.zadd(this.keys.changed, await this.now(), input.runId);
     const options = this.outcomeOptions();
+    const hooks = await this.hooks.outcome(input);
     const { result, revision } = await recordOutcome(this.redis, this.keys, input, {
       ...options,
       // An `applied` report releases the steps that were waiting only for it, in its own commit.
       afterApplied: (commit, state, now) => {
         releaseReady(
-          { config: this.config, keys: this.keys, now, signRelease: this.signRelease },
+          { config: this.config, keys: this.keys, now, signRelease: this.signRelease, hooks },
           commit,
           state,
         );
@@ -315,7 +349,7 @@ export class ApprovalService extends ApprovalQueries {
   private async run<R>(
     runId: string,
     useCase: (ctx: UseCaseContext, snapshot: RunSnapshot) => Attempt<R>,
-    options: PublishOptions & { readonly expectAbsent?: boolean; readonly quiet?: boolean } = {},
+    options: RunOptions = {},
   ): Promise<R> {
     return (await this.commit(runId, useCase, options)).result;
   }
@@ -324,7 +358,7 @@ export class ApprovalService extends ApprovalQueries {
   private async commit<R>(
     runId: string,
     useCase: (ctx: UseCaseContext, snapshot: RunSnapshot) => Attempt<R>,
-    options: PublishOptions & { readonly expectAbsent?: boolean; readonly quiet?: boolean } = {},
+    options: RunOptions = {},
   ): Promise<{ readonly result: R; readonly revision?: number }> {
     const { attempt, snapshot, now, committed, revision } = await commitLoop(
       this.redis,
@@ -332,7 +366,14 @@ export class ApprovalService extends ApprovalQueries {
       this.time,
       (read, at) =>
         useCase(
-          { config: this.config, keys: this.keys, now: at, sign: this.sign, signRelease: this.signRelease },
+          {
+            config: this.config,
+            keys: this.keys,
+            now: at,
+            sign: this.sign,
+            signRelease: this.signRelease,
+            hooks: options.hooks,
+          },
           read,
         ),
       async (pending, at) => {

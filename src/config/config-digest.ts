@@ -1,6 +1,8 @@
 /** The config digest decisions record: which policy a decision was made under. */
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../pipeline/canonical-json.ts';
+import type { ChangeMatcher } from '../pipeline/change-matcher.ts';
+import { parseDuration } from '../pipeline/duration.ts';
 import { fieldRegistry } from '../pipeline/fields.ts';
 import type { JsonValue } from '../pipeline/json.ts';
 import { ruleName } from '../pipeline/policy.ts';
@@ -17,6 +19,9 @@ export function configDigest(input: ConfigInput): string {
         // With field metadata, so a money field's currency is part of what was approved under.
         args: JSON.stringify(z.toJSONSchema(tool.args, { unrepresentable: 'any', metadata: fieldRegistry })),
         checks: source(tool.checks),
+        // Only when present: tools without them keep the digest they had.
+        ...(tool.annotate === undefined ? {} : { annotate: source(tool.annotate) }),
+        ...(tool.preview === undefined ? {} : { preview: source(tool.preview) }),
       })),
       agents: Object.fromEntries(Object.entries(input.agents).map(([name, spec]) => [name, [...spec.tools]])),
       // A Slack user group is digested by its id: its members change without a config change.
@@ -37,6 +42,7 @@ export function configDigest(input: ConfigInput): string {
         // Only when set: configs that do not use it keep the digest they had.
         ...(policyRule.escalatedMayApprove === false ? { escalatedMayApprove: false } : {}),
         ...(policyRule.continue === true ? { continue: true } : {}),
+        ...(policyRule.changes === undefined ? {} : { changes: changesDigestPart(policyRule.changes) }),
       })),
       ...(input.internalTools === undefined || input.internalTools.length === 0
         ? {}
@@ -44,6 +50,7 @@ export function configDigest(input: ConfigInput): string {
       // What an escalation lets people approve decides approvals as much as the groups do; a level that
       // only notifies decides nothing, and leaves the digest as it was.
       ...escalationGrantsDigestPart(input.escalation),
+      ...hookDefaultsDigestPart(input.defaults),
       authoring: Object.fromEntries(
         Object.entries(input.authoring).map(([group, tools]) => [group, tools === '*' ? '*' : [...tools]]),
       ),
@@ -70,4 +77,30 @@ function escalationGrantsDigestPart(escalation: ConfigInput['escalation']): { es
     ),
   );
   return grants.length === 0 ? {} : { escalation: grants };
+}
+
+/** A change-set matcher as JSON, lists as written. */
+function changesDigestPart(changes: ChangeMatcher): JsonValue {
+  return {
+    ...(changes.paths === undefined ? {} : { paths: [...changes.paths] }),
+    ...(changes.entityTypes === undefined ? {} : { entityTypes: [...changes.entityTypes] }),
+    ...(changes.violated === undefined
+      ? {}
+      : { violated: changes.violated === true ? true : [...changes.violated] }),
+    ...(changes.unknownImpact === undefined ? {} : { unknownImpact: true }),
+  };
+}
+
+/**
+ * The hooks' budget (it decides whether a slow hook leaves its step unverified) and who reviews such
+ * steps, in ms and by name — only when set, so configs that do not set them keep their digest.
+ */
+function hookDefaultsDigestPart(defaults: ConfigInput['defaults']): Record<string, JsonValue> {
+  const timeoutMs = defaults?.hookTimeout === undefined ? undefined : parseDuration(defaults.hookTimeout);
+  return {
+    ...(timeoutMs === undefined ? {} : { hookTimeoutMs: timeoutMs }),
+    ...(defaults?.unverifiedApprovers === undefined
+      ? {}
+      : { unverifiedApprovers: defaults.unverifiedApprovers }),
+  };
 }

@@ -59,6 +59,14 @@ const shape = z.strictObject({
       escalatedMayApprove: z.boolean().optional(),
       reason: z.string().optional(),
       continue: z.boolean().optional(),
+      changes: z
+        .strictObject({
+          paths: z.array(z.string().min(1)).min(1).optional(),
+          entityTypes: z.array(z.string().min(1)).min(1).optional(),
+          violated: z.union([z.literal(true), z.array(z.string().min(1)).min(1)]).optional(),
+          unknownImpact: z.literal(true).optional(),
+        })
+        .optional(),
     }),
   ),
   internalTools: z.array(z.string()).optional(),
@@ -102,6 +110,8 @@ const shape = z.strictObject({
         })
         .optional(),
       rateLimit: rateLimitShape.optional(),
+      hookTimeout: durationText.optional(),
+      unverifiedApprovers: z.string().optional(),
     })
     .optional(),
 });

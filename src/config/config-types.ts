@@ -103,6 +103,14 @@ export interface DefaultsInput {
   readonly limits?: Partial<PlanLimits>;
   /** Each agent's request rate at the gateway, per process (default 600 per minute). */
   readonly rateLimit?: RateLimitInput;
+  /** Time budget of each `checks`, `annotate` and `preview` call (default `'2s'`, at most `'1m'`). */
+  readonly hookTimeout?: string;
+  /**
+   * Group that reviews a step an `auto` rule would let through when one of its hooks failed or timed
+   * out (one approval). Default: the first group in `authoring` that may write the step's tool; required
+   * when an `auto` rule covers a tool with `checks`, `annotate` or `preview` that no group may write.
+   */
+  readonly unverifiedApprovers?: string;
 }
 
 /** A group as configured: Slack user ids, or a Slack user group (S…) resolved at start. */

@@ -7,6 +7,7 @@ import type { ConfigInput, CountersignConfig } from './config-types.ts';
 import { checkCrossReferences, nameChecks } from './cross-references.ts';
 import { resolveDrift } from './drift.ts';
 import { resolveEscalation } from './escalation-policy.ts';
+import { checkChangeMatchers, type HookSettings, resolveHookSettings } from './hook-policy.ts';
 
 // src/main.ts, src/queue and src/approvals/use-cases still import these from here (they are being
 // edited elsewhere); everything else imports them from config-types.ts and config-error.ts.
@@ -31,12 +32,14 @@ export function defineConfig(input: ConfigInput): CountersignConfig {
   checkCrossReferences(input, names, problems);
   const duration = durationReader(problems);
   const defaults = resolveDefaults(input, duration, problems);
+  const hooks = resolveHookSettings(input, duration, names, problems);
+  checkChangeMatchers(input, problems);
   const { groups, usergroups } = groupLists(input);
   const escalation = resolveEscalation(input, { duration, names, problems, groups, usergroups });
   const drift = resolveDrift(input, duration, names);
   if (problems.length > 0) throw new ConfigError(problems);
   return {
-    pipeline: pipelineConfig(input, defaults, groups),
+    pipeline: pipelineConfig(input, defaults, groups, hooks),
     agents: input.agents,
     groups,
     usergroups,
@@ -73,6 +76,7 @@ function pipelineConfig(
   input: ConfigInput,
   defaults: CountersignConfig['defaults'],
   groups: Readonly<Record<string, readonly string[]>>,
+  hooks: HookSettings,
 ): PipelineConfig {
   const authoring = Object.fromEntries(
     Object.entries(input.authoring).map(([group, tools]) => [group, tools === '*' ? ['*'] : [...tools]]),
@@ -89,5 +93,6 @@ function pipelineConfig(
     maxExpiresInMs: defaults.maxExpiresInMs,
     defaultExpiresInMs: defaults.expiresInMs,
     agentExpiresInMs: defaults.agentExpiresInMs,
+    ...hooks,
   };
 }

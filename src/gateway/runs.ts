@@ -13,7 +13,7 @@ export async function submitRun(deps: GatewayDeps, request: AgentRequest): Promi
   const runId = readableRunId(deps, body);
   if (runId === undefined) {
     // Nothing to keep the refusal under: answered, not stored.
-    const result = validate(body, { config: deps.config.pipeline, now: deps.clock() });
+    const result = await validate(body, { config: deps.config.pipeline, now: deps.clock() });
     if (result.ok) return sendError(res, 'invalid_request', 'the plan needs a runId');
     const answer: SubmitInvalid = {
       runId: null,

@@ -37,6 +37,15 @@ export interface PipelineConfig {
   readonly defaultExpiresInMs: number;
   /** Per agent, where the agent's config sets its own default (`agents.<name>.expiresIn`). */
   readonly agentExpiresInMs: Readonly<Record<string, number>>;
+  /** Time budget of each `checks`, `annotate` and `preview` call (`defaults.hookTimeout`; 2 s when absent). */
+  readonly hookTimeoutMs?: number;
+  /**
+   * Group that reviews a step a rule would let through (`auto`) when one of its hooks failed or ran out
+   * of time (`defaults.unverifiedApprovers`). Without it: the first group in `authoring` that may write
+   * the step's tool (`unverifiedReviewers`); with neither, the step is blocked, saying why — and
+   * `defineConfig` refuses a config where that could happen.
+   */
+  readonly unverifiedApprovers?: string;
 }
 
 /** An edit: the editor and the version the candidate plan was derived from. */
@@ -45,11 +54,19 @@ export interface EditContext {
   readonly base: PlanEnvelope;
 }
 
+/**
+ * Waits `ms` and resolves; when `signal` aborts first, it never resolves (and holds no timer). Hooks'
+ * time budgets run on it; tests pass their own, so nothing in them waits on the wall clock.
+ */
+export type HookTimer = (ms: number, signal: AbortSignal) => Promise<void>;
+
 /** Everything `validate` needs besides the plan; time is passed in, never read. */
 export interface ValidationContext {
   readonly config: PipelineConfig;
   /** Milliseconds since the epoch. */
   readonly now: number;
+  /** The timer hooks' budgets run on (default: `setTimeout`). */
+  readonly timer?: HookTimer;
   /** Present when validating an edited plan: turns on may_author and immutability checks. */
   readonly edit?: EditContext;
 }
@@ -82,4 +99,19 @@ export function authorableTools(
   return [...config.tools.values()].filter(
     (tool) => allowlist.includes(tool.name) && mayAuthor(config, userId, tool.name),
   );
+}
+
+/**
+ * Who reviews a step of `tool` that a rule would let through but whose hooks could not verify it:
+ * `unverifiedApprovers` when configured, else the first group in `authoring` that may write the tool
+ * (people trusted to write such a step vouch for it); undefined when there is neither.
+ */
+export function unverifiedReviewers(
+  config: Pick<PipelineConfig, 'authoring' | 'unverifiedApprovers'>,
+  tool: string,
+): string | undefined {
+  if (config.unverifiedApprovers !== undefined) return config.unverifiedApprovers;
+  return Object.entries(config.authoring).find(
+    ([, tools]) => tools.includes('*') || tools.includes(tool),
+  )?.[0];
 }

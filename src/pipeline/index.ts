@@ -1,6 +1,8 @@
 /** The pure core: plan model, tools, the four validation phases, digests, diff and policy. No I/O. */
 export * from './canonical-json.ts';
+export * from './change-matcher.ts';
 export * from './change-set.ts';
+export * from './change-set-schema.ts';
 export * from './check-json-value.ts';
 export * from './consistency.ts';
 export * from './context.ts';
@@ -13,6 +15,7 @@ export * from './edit-ids.ts';
 export * from './envelope.ts';
 export * from './errors.ts';
 export * from './fields.ts';
+export * from './hooks.ts';
 export * from './json.ts';
 export * from './json-path.ts';
 export * from './money.ts';
@@ -35,4 +38,4 @@ export {
 } from './strict-json-problems.ts';
 export * from './submission.ts';
 export * from './tool.ts';
-export { type ValidationResult, validate } from './validate.ts';
+export { gatherHooks, type ValidationResult, validate, validateWith } from './validate.ts';

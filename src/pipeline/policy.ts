@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { type ChangeMatcher, matchesChanges } from './change-matcher.ts';
+import type { ChangeSet } from './change-set.ts';
 import type { JsonObject } from './json.ts';
 import type { PlanEnvelope, Route } from './plan.ts';
 import type { ToolArgsSchema, ToolDefinition } from './tool.ts';
@@ -7,11 +9,14 @@ import type { ToolArgsSchema, ToolDefinition } from './tool.ts';
 export interface PolicyContext {
   readonly stepId: string;
   readonly plan: PlanEnvelope;
+  /** What the step will change, from its tool's `preview` (absent without one, or when it failed). */
+  readonly changeSet?: ChangeSet;
 }
 
 /**
- * One gate rule. Rules are tried in order; the first whose `tool` and `when` match decides the route.
- * Risk follows meaning: `when` looks at the arguments (a refund over $500 routes differently).
+ * One gate rule. Rules are tried in order; the first whose `tool`, `when` and `changes` match decides
+ * the route. Risk follows meaning: `when` looks at the arguments (a refund over $500 routes
+ * differently), `changes` at what the step will change in the world (src/pipeline/change-matcher.ts).
  */
 export interface PolicyRule {
   /** Shown on the card and in the journal; defaults to `<tools>#<position>`. */
@@ -20,6 +25,12 @@ export interface PolicyRule {
   readonly tool: string | readonly string[];
   /** Argument predicate; omitted means "always". Called only with arguments that passed `type`. */
   when?(args: JsonObject, ctx: PolicyContext): boolean;
+  /**
+   * Change-set predicate: a changed path, an entity type, a violated invariant, an unknown impact.
+   * A rule with it never matches a step without a change set.
+   * @example { tool: '*', changes: { paths: ['delivery.date'] }, route: 'review', approvers: 'leads' }
+   */
+  readonly changes?: ChangeMatcher;
   readonly route: 'auto' | 'review' | 'block';
   /** Group whose members may approve (required for `review`). */
   readonly approvers?: string;
@@ -75,20 +86,25 @@ function coversTool(policyRule: PolicyRule, tool: string): boolean {
 export type RouteResult = { ok: true; route: Route } | { ok: false; message: string };
 
 /**
- * Routes one step: the first matching rule wins; no matching rule blocks the step (fail closed).
+ * Routes one step (with its change set, when its tool previewed one): the first matching rule wins; no
+ * matching rule blocks the step (fail closed).
  * A predicate that throws is a configuration bug and is reported, never swallowed into a route.
  */
 export function routeStep(
   step: { id: string; tool: string; args: JsonObject },
   plan: PlanEnvelope,
   rules: readonly PolicyRule[],
+  changeSet?: ChangeSet,
 ): RouteResult {
   for (const [index, policyRule] of rules.entries()) {
     if (!coversTool(policyRule, step.tool)) continue;
+    if (policyRule.changes !== undefined && !matchesChanges(policyRule.changes, changeSet)) continue;
     if (policyRule.when !== undefined) {
       let matches: boolean;
       try {
-        matches = policyRule.when(step.args, { stepId: step.id, plan });
+        const policyContext: PolicyContext =
+          changeSet === undefined ? { stepId: step.id, plan } : { stepId: step.id, plan, changeSet };
+        matches = policyRule.when(step.args, policyContext);
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error);
         return {

@@ -16,6 +16,11 @@ export interface ToolHookContext {
   readonly plan: PlanEnvelope;
   /** Milliseconds since the epoch, read at the edge and passed in. */
   readonly now: number;
+  /**
+   * Aborted when the hook's time budget (`defaults.hookTimeout`) runs out: pass it to `fetch` and the
+   * like, so a hook whose answer can no longer count stops its work.
+   */
+  readonly signal: AbortSignal;
 }
 
 /** A problem a tool's `checks` hook found; a plain string is a message about the whole step. */
@@ -24,8 +29,10 @@ export type CheckProblem =
   | { readonly message: string; readonly path?: readonly (string | number)[] };
 
 /**
- * A registered action the agent may plan to call. Hooks are synchronous and pure: they run inside
- * `validate`, and again when a run is about to be approved.
+ * A registered action the agent may plan to call. `summarize` is synchronous; `checks`, `annotate` and
+ * `preview` may be async (they may read your systems): they run in parallel for every step, each within
+ * its time budget (`defaults.hookTimeout`). A hook that throws, rejects, answers something malformed or
+ * runs out of time leaves its step unverified, routed to review (docs/tool-hooks.md).
  */
 export interface ToolDefinition<S extends ToolArgsSchema = ToolArgsSchema> {
   readonly name: string;
@@ -35,10 +42,19 @@ export interface ToolDefinition<S extends ToolArgsSchema = ToolArgsSchema> {
   readonly args: S;
   /** One line for the card, e.g. "Refund $1,489.00 on invoice in_74119". */
   summarize?(args: z.output<S>, ctx: ToolHookContext): string;
-  /** Argument-bound checks against your data (amount ≤ invoice balance); any problem rejects the plan. */
-  checks?(args: z.output<S>, ctx: ToolHookContext): readonly CheckProblem[];
+  /**
+   * Argument-bound checks against your data (amount ≤ invoice balance); any problem rejects the plan.
+   * Run at submission, for the steps an edit touches, and again when a run is about to be approved.
+   */
+  checks?(
+    args: z.output<S>,
+    ctx: ToolHookContext,
+  ): readonly CheckProblem[] | Promise<readonly CheckProblem[]>;
   /** Notes for the approver, e.g. cross-references that look wrong; they never reject the plan. */
-  annotate?(args: z.output<S>, ctx: ToolHookContext): readonly (string | Annotation)[];
+  annotate?(
+    args: z.output<S>,
+    ctx: ToolHookContext,
+  ): readonly (string | Annotation)[] | Promise<readonly (string | Annotation)[]>;
   /**
    * What the step will change in the world, read from your system: the target entity at the version
    * it was read at, before → after per field, related entities and invariants (src/pipeline/change-set.ts).

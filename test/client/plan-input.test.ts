@@ -16,22 +16,22 @@ const codes = (input: SubmitInput) => {
 const steps = freightSteps.map((step) => ({ ...step, args: { ...step.args } }));
 
 describe('submit: local checks and the envelope', () => {
-  it('builds the envelope the server validates, leaving the expiry to the server’s default', () => {
+  it('builds the envelope the server validates, leaving the expiry to the server’s default', async () => {
     const result = build({ summary: freightSummary, context: freightContext, steps });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.envelope).toMatchObject({ runId: RUN, agent: 'freight-ops' });
     expect(result.envelope).not.toHaveProperty('expiresAt');
     expect(result.envelope).not.toHaveProperty('expiresIn');
-    const validated = validate(result.text, { config: freightConfig.pipeline, now: NOW });
+    const validated = await validate(result.text, { config: freightConfig.pipeline, now: NOW });
     expect(validated.ok && validated.plan.expiresAt).toBe('2026-04-02T10:00:00Z');
   });
 
-  it('sends expiresIn for the server to count from receipt, or an absolute expiresAt in whole seconds', () => {
+  it('sends expiresIn for the server to count from receipt, or an absolute expiresAt in whole seconds', async () => {
     const inTwoHours = build({ steps, expiresIn: '2h' });
     expect(inTwoHours.ok && inTwoHours.envelope.expiresIn).toBe('2h');
     if (!inTwoHours.ok) throw new Error('expected the plan to build');
-    const validated = validate(inTwoHours.text, { config: freightConfig.pipeline, now: NOW });
+    const validated = await validate(inTwoHours.text, { config: freightConfig.pipeline, now: NOW });
     expect(validated.ok && validated.plan.expiresAt).toBe('2026-04-01T12:00:00Z');
     const at = build({ steps, expiresAt: new Date(NOW + 90_500) });
     expect(at.ok && at.envelope.expiresAt).toBe('2026-04-01T10:01:31Z');

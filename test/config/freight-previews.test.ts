@@ -11,7 +11,12 @@ import { issueRefund, rescheduleDelivery, sendReply } from '../../examples/freig
 afterEach(() => resetFreightData());
 
 const plan = freightPlan({ now: Date.parse('2026-04-02T09:00:00Z') });
-const ctx = { stepId: 's4', plan, now: Date.parse('2026-04-02T09:00:00Z') };
+const ctx = {
+  stepId: 's4',
+  plan,
+  now: Date.parse('2026-04-02T09:00:00Z'),
+  signal: new AbortController().signal,
+};
 
 describe('reschedule_delivery preview', () => {
   it('moves the delivery date, labelled, at the version it read, and breaks the booked window as the demo plans it', () => {

@@ -15,37 +15,37 @@ function gatewayPlan(tool: string, annotations: Record<string, boolean>, args = 
   };
 }
 
-function routeOf(tool: string, annotations: Record<string, boolean>) {
-  const result = validate(gatewayPlan(tool, annotations), { config: mcpConfig.pipeline, now: NOW });
+async function routeOf(tool: string, annotations: Record<string, boolean>) {
+  const result = await validate(gatewayPlan(tool, annotations), { config: mcpConfig.pipeline, now: NOW });
   if (!result.ok) throw new Error(`refused: ${JSON.stringify(result.diagnostics)}`);
   const route = result.plan.steps[0]?.route;
   return route === undefined ? undefined : { kind: route.kind, rule: route.rule };
 }
 
 describe('MCP gateway calls in the policy', () => {
-  it('routes by declared annotations and tool names, first match wins', () => {
-    expect(routeOf('read_status', { readOnlyHint: true })).toEqual({ kind: 'auto', rule: 'mcp-reads' });
-    expect(routeOf('delete_record', { readOnlyHint: false, destructiveHint: true })).toEqual({
+  it('routes by declared annotations and tool names, first match wins', async () => {
+    expect(await routeOf('read_status', { readOnlyHint: true })).toEqual({ kind: 'auto', rule: 'mcp-reads' });
+    expect(await routeOf('delete_record', { readOnlyHint: false, destructiveHint: true })).toEqual({
       kind: 'review',
       rule: 'mcp-destructive',
     });
-    expect(routeOf('drop_all', { destructiveHint: true })).toEqual({
+    expect(await routeOf('drop_all', { destructiveHint: true })).toEqual({
       kind: 'block',
       rule: 'mcp-no-drop-all',
     });
   });
 
-  it('reviews a tool no rule covers, and assumes nothing about a hint the server did not declare', () => {
-    expect(routeOf('unknown_tool', {})).toEqual({ kind: 'review', rule: 'mcp-unruled' });
-    expect(routeOf('maybe_read', { destructiveHint: false })).toEqual({
+  it('reviews a tool no rule covers, and assumes nothing about a hint the server did not declare', async () => {
+    expect(await routeOf('unknown_tool', {})).toEqual({ kind: 'review', rule: 'mcp-unruled' });
+    expect(await routeOf('maybe_read', { destructiveHint: false })).toEqual({
       kind: 'review',
       rule: 'mcp-unruled',
     });
   });
 
-  it('refuses arguments that are not a JSON object, in the authorize phase, at the arguments field', () => {
+  it('refuses arguments that are not a JSON object, in the authorize phase, at the arguments field', async () => {
     for (const text of ['{"id": ', '[1, 2]']) {
-      const result = validate(gatewayPlan('delete_record', { destructiveHint: true }, text), {
+      const result = await validate(gatewayPlan('delete_record', { destructiveHint: true }, text), {
         config: mcpConfig.pipeline,
         now: NOW,
       });

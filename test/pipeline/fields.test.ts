@@ -317,9 +317,12 @@ describe('defineTool', () => {
     expect(tool).toMatchObject({ name: 'issue_refund', title: 'Issue refund', effect: 'irreversible' });
     expect(tool.args).toBe(valid.args);
     expect(Object.isFrozen(tool)).toBe(true);
-    expect(tool.summarize?.({ invoice_id: 'in_1', amount: 5 }, { stepId: 's1', now: 0, plan: plan() })).toBe(
-      'Refund 5 on in_1',
-    );
+    expect(
+      tool.summarize?.(
+        { invoice_id: 'in_1', amount: 5 },
+        { stepId: 's1', now: 0, plan: plan(), signal: new AbortController().signal },
+      ),
+    ).toBe('Refund 5 on in_1');
   });
 
   it('accepts nested objects and lists as long as every object is strict', () => {

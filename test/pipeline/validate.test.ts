@@ -17,14 +17,14 @@ import {
 import { type } from '../../src/pipeline/phases/type.ts';
 import { freightConfig, freightContext, NOW, plan } from '../support/freight.ts';
 
-function rejected(raw: unknown, ctx: ValidationContext = freightContext()) {
-  const result = validate(raw, ctx);
+async function rejected(raw: unknown, ctx: ValidationContext = freightContext()) {
+  const result = await validate(raw, ctx);
   if (result.ok) throw new Error('expected the plan to be rejected');
   return result;
 }
 
-function accepted(raw: unknown, ctx: ValidationContext = freightContext()) {
-  const result = validate(raw, ctx);
+async function accepted(raw: unknown, ctx: ValidationContext = freightContext()) {
+  const result = await validate(raw, ctx);
   if (!result.ok) throw new Error(`expected the plan to pass, got ${JSON.stringify(result.diagnostics)}`);
   return result.plan;
 }
@@ -40,7 +40,8 @@ const step = (tool: string, args: Record<string, unknown>, id?: string) => ({
 const text = (value: unknown) => JSON.stringify(value);
 
 /** One way to trigger each diagnostic code; typed as a Record so a new code without a case fails to compile. */
-const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationContext; message: RegExp }> = {
+type Trigger = { raw: unknown; ctx?: ValidationContext; message: RegExp };
+const triggers: Record<DiagnosticCode, () => Trigger | Promise<Trigger>> = {
   invalid_json: () => ({ raw: '{"runId": "r1",', message: /invalid JSON at line 1/ }),
   duplicate_key: () => ({
     raw: text(plan())
@@ -156,16 +157,16 @@ const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationCon
     raw: plan({ steps: [step('issue_refund', { invoice_id: 'in_74119', amount: 200_000 })] }),
     message: /refund \$2,000\.00 exceeds the invoice balance \$1,489\.00/,
   }),
-  may_author: () => {
-    const base = accepted(plan());
+  may_author: async () => {
+    const base = await accepted(plan());
     return {
       raw: { ...plan(), steps: [...plan().steps, addedRefundStep] },
       ctx: freightContext({ edit: { editorId: 'U0OP1', base } }),
       message: /step s4: your groups \(operators\) may not write issue_refund steps/,
     };
   },
-  unapprovable: () => {
-    const base = accepted(plan());
+  unapprovable: async () => {
+    const base = await accepted(plan());
     const twoPersonFinance = { ...freightConfig.pipeline.groups, finance: ['U0FIN1', 'U0FIN2'] };
     return {
       raw: { ...plan(), steps: [...plan().steps, addedRefundStep] },
@@ -177,8 +178,8 @@ const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationCon
         /needs 2 finance approvals from people other than its author, but finance has only 1 other member/,
     };
   },
-  immutable_field: () => {
-    const base = accepted(plan());
+  immutable_field: async () => {
+    const base = await accepted(plan());
     return {
       raw: plan({ expiresAt: new Date(NOW + 48 * 3_600_000).toISOString() }),
       ctx: freightContext({ edit: { editorId: 'U0FIN1', base } }),
@@ -198,9 +199,9 @@ const triggers: Record<DiagnosticCode, () => { raw: unknown; ctx?: ValidationCon
 
 describe('validate: every diagnostic code', () => {
   const codes = Object.values(DIAGNOSTIC_CODES).flat();
-  it.each(codes)('%s is produced, by its own phase, with an actionable message', (code) => {
-    const { raw, ctx, message } = triggers[code]();
-    const result = rejected(raw, ctx);
+  it.each(codes)('%s is produced, by its own phase, with an actionable message', async (code) => {
+    const { raw, ctx, message } = await triggers[code]();
+    const result = await rejected(raw, ctx);
     const found = result.diagnostics.find((d) => d.code === code);
     expect(found, JSON.stringify(result.diagnostics)).toBeDefined();
     expect(found?.phase).toBe(result.phase);
@@ -210,17 +211,17 @@ describe('validate: every diagnostic code', () => {
 });
 
 describe('validate: phases', () => {
-  it('stops at the first phase that rejects and names it', () => {
+  it('stops at the first phase that rejects and names it', async () => {
     // Both an unknown tool (resolve) and a bad argument (type): only resolve is reported.
-    const result = rejected(
+    const result = await rejected(
       plan({ steps: [step('nope', {}), step('issue_refund', { invoice_id: 'in_74119', amount: 'x' })] }),
     );
     expect(result.phase).toBe('resolve');
     expect(result.diagnostics.map((d) => d.code)).toEqual(['unknown_tool']);
   });
 
-  it('reports every problem of the rejecting phase, each with its step and path', () => {
-    const result = rejected(
+  it('reports every problem of the rejecting phase, each with its step and path', async () => {
+    const result = await rejected(
       plan({
         steps: [
           step('issue_refund', { invoice_id: 7, amount: '20' }),
@@ -236,8 +237,8 @@ describe('validate: phases', () => {
     ]);
   });
 
-  it('does not coerce: "20" is not 20', () => {
-    const result = rejected(
+  it('does not coerce: "20" is not 20', async () => {
+    const result = await rejected(
       plan({ steps: [step('issue_refund', { invoice_id: 'in_74119', amount: '20' })] }),
     );
     expect(result.diagnostics[0]?.message).toBe(
@@ -245,12 +246,12 @@ describe('validate: phases', () => {
     );
   });
 
-  it('accepts raw text and objects alike and gives the same plan', () => {
-    expect(accepted(text(plan()))).toEqual(accepted(plan()));
+  it('accepts raw text and objects alike and gives the same plan', async () => {
+    expect(await accepted(text(plan()))).toEqual(await accepted(plan()));
   });
 
-  it('assigns s1, s2… to steps without ids, skipping ids the agent already used', () => {
-    const validated = accepted(
+  it('assigns s1, s2… to steps without ids, skipping ids the agent already used', async () => {
+    const validated = await accepted(
       plan({
         steps: [
           step('add_note', { ticket_id: '1', note: 'a' }),
@@ -262,26 +263,26 @@ describe('validate: phases', () => {
     expect(validated.steps.map((s) => s.id)).toEqual(['s2', 's1', 's3']);
   });
 
-  it('returns a deep-frozen plan and never freezes or aliases the caller’s object', () => {
+  it('returns a deep-frozen plan and never freezes or aliases the caller’s object', async () => {
     const input = plan();
-    const validated = accepted(input);
+    const validated = await accepted(input);
     expect(Object.isFrozen(validated)).toBe(true);
     expect(Object.isFrozen(validated.steps[1]?.args)).toBe(true);
     expect(Object.isFrozen(input.steps[1]?.args)).toBe(false);
     expect(validated.steps[1]?.args).not.toBe(input.steps[1]?.args);
   });
 
-  it('binds each step to the digest of its tool and args', () => {
-    const validated = accepted(plan());
+  it('binds each step to the digest of its tool and args', async () => {
+    const validated = await accepted(plan());
     for (const s of validated.steps) expect(s.digest).toBe(stepDigest({ tool: s.tool, args: s.args }));
     expect(validated.digest).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('routes by arguments: a small refund needs one finance approval, a large one two', () => {
-    const small = accepted(
+  it('routes by arguments: a small refund needs one finance approval, a large one two', async () => {
+    const small = await accepted(
       plan({ steps: [step('issue_refund', { invoice_id: 'in_74121', amount: 4_500 })] }),
     );
-    const large = accepted(
+    const large = await accepted(
       plan({ steps: [step('issue_refund', { invoice_id: 'in_74119', amount: 148_900 })] }),
     );
     expect(small.steps[0]?.route).toMatchObject({ kind: 'review', group: 'finance', approvals: 1 });
@@ -293,9 +294,9 @@ describe('validate: phases', () => {
     });
   });
 
-  it('blocks a step no policy rule covers, so it can never be approved by accident', () => {
+  it('blocks a step no policy rule covers, so it can never be approved by accident', async () => {
     const ctx = withConfig({ policy: freightConfig.pipeline.policy.slice(0, 1) });
-    const validated = accepted(plan(), ctx);
+    const validated = await accepted(plan(), ctx);
     expect(validated.steps[1]?.route).toEqual({
       kind: 'block',
       rule: 'default',
@@ -303,37 +304,40 @@ describe('validate: phases', () => {
     });
   });
 
-  it('keeps a blocked step for people to see unless the submission says ifBlocked: refuse', () => {
+  it('keeps a blocked step for people to see unless the submission says ifBlocked: refuse', async () => {
     const ctx = withConfig({ policy: freightConfig.pipeline.policy.slice(0, 1) });
-    const reviewed = accepted({ ...plan(), ifBlocked: 'review' }, ctx);
+    const reviewed = await accepted({ ...plan(), ifBlocked: 'review' }, ctx);
     expect(reviewed.steps[1]?.route.kind).toBe('block');
     expect(reviewed).not.toHaveProperty('ifBlocked');
-    const refused = rejected({ ...plan(), ifBlocked: 'refuse' }, ctx);
+    const refused = await rejected({ ...plan(), ifBlocked: 'refuse' }, ctx);
     expect(refused.phase).toBe('authorize');
     expect(refused.diagnostics.map((d) => [d.code, d.stepId, d.message])).toEqual([
       ['blocked', 's2', 'step s2: no policy rule covers tool reschedule_delivery'],
       ['blocked', 's3', 'step s3: no policy rule covers tool send_reply'],
     ]);
-    expect(rejected({ ...plan(), ifBlocked: 'never' }).diagnostics[0]).toMatchObject({
+    expect((await rejected({ ...plan(), ifBlocked: 'never' })).diagnostics[0]).toMatchObject({
       code: 'invalid_field',
       message: 'ifBlocked must be "review" or "refuse", got the string "never"',
     });
   });
 
-  it('fails closed when a tool check throws', () => {
+  it('fails closed when a tool check throws', async () => {
     const throwing = {
       ...freightConfig.pipeline.policy[0]!,
       when: () => {
         throw new Error('boom');
       },
     };
-    const result = rejected(plan(), withConfig({ policy: [throwing, ...freightConfig.pipeline.policy] }));
+    const result = await rejected(
+      plan(),
+      withConfig({ policy: [throwing, ...freightConfig.pipeline.policy] }),
+    );
     expect(result.diagnostics[0]).toMatchObject({ code: 'check_failed', stepId: 's1' });
     expect(result.diagnostics[0]?.message).toMatch(/boom/);
   });
 
-  it('refuses an expiry further ahead than the configured maximum', () => {
-    const result = rejected(plan({ expiresAt: new Date(NOW + 8 * 86_400_000).toISOString() }));
+  it('refuses an expiry further ahead than the configured maximum', async () => {
+    const result = await rejected(plan({ expiresAt: new Date(NOW + 8 * 86_400_000).toISOString() }));
     expect(result.diagnostics[0]?.message).toMatch(/at most 168h/);
   });
 });
@@ -350,55 +354,55 @@ describe('validate: money in the person’s currency', () => {
     { phase: 'type', code: 'invalid_argument', stepId: 's1', path: ['amount'], message },
   ];
 
-  it('refuses a $0.00 refund at the amount, in dollars', () => {
-    expect(rejected(refund(0)).diagnostics).toEqual(
+  it('refuses a $0.00 refund at the amount, in dollars', async () => {
+    expect((await rejected(refund(0))).diagnostics).toEqual(
       invalid('step s1: amount must be at least $0.01, got $0.00'),
     );
   });
 
-  it('refuses a negative refund in dollars, never as a count of cents', () => {
-    const { diagnostics } = rejected(refund(-500));
+  it('refuses a negative refund in dollars, never as a count of cents', async () => {
+    const { diagnostics } = await rejected(refund(-500));
     expect(diagnostics).toEqual(invalid('step s1: amount must be at least $0.01, got -$5.00'));
     expect(diagnostics[0]?.message).not.toMatch(/500/);
   });
 
-  it('accepts zero when the tool allows it with min: 0', () => {
-    expect(accepted(refund(0), refundAmount(money({ min: 0 }))).steps[0]?.args.amount).toBe(0);
-    expect(rejected(refund(-1), refundAmount(money({ min: 0 }))).diagnostics).toEqual(
+  it('accepts zero when the tool allows it with min: 0', async () => {
+    expect((await accepted(refund(0), refundAmount(money({ min: 0 })))).steps[0]?.args.amount).toBe(0);
+    expect((await rejected(refund(-1), refundAmount(money({ min: 0 })))).diagnostics).toEqual(
       invalid('step s1: amount must be at least $0.00, got -$0.01'),
     );
   });
 
-  it('accepts negatives down to a negative min and words the bound in dollars', () => {
+  it('accepts negatives down to a negative min and words the bound in dollars', async () => {
     const credit = refundAmount(money({ min: -10_000 }));
-    expect(accepted(refund(-5_000), credit).steps[0]?.args.amount).toBe(-5_000);
-    expect(rejected(refund(-10_001), credit).diagnostics).toEqual(
+    expect((await accepted(refund(-5_000), credit)).steps[0]?.args.amount).toBe(-5_000);
+    expect((await rejected(refund(-10_001), credit)).diagnostics).toEqual(
       invalid('step s1: amount must be at least -$100.00, got -$100.01'),
     );
   });
 
-  it('words a maximum in dollars, from money({ max }) or a later .max()', () => {
-    expect(rejected(refund(148_900), refundAmount(money({ max: 50_000 }))).diagnostics).toEqual(
+  it('words a maximum in dollars, from money({ max }) or a later .max()', async () => {
+    expect((await rejected(refund(148_900), refundAmount(money({ max: 50_000 })))).diagnostics).toEqual(
       invalid('step s1: amount must be at most $500.00, got $1,489.00'),
     );
-    expect(rejected(refund(148_900), refundAmount(money().max(50_000))).diagnostics).toEqual(
+    expect((await rejected(refund(148_900), refundAmount(money().max(50_000)))).diagnostics).toEqual(
       invalid('step s1: amount must be at most $500.00, got $1,489.00'),
     );
   });
 
-  it('words other bounds in the amount’s own currency', () => {
-    expect(rejected(refund(0), refundAmount(money({ currency: 'JPY' }))).diagnostics).toEqual(
+  it('words other bounds in the amount’s own currency', async () => {
+    expect((await rejected(refund(0), refundAmount(money({ currency: 'JPY' })))).diagnostics).toEqual(
       invalid('step s1: amount must be at least ¥1, got ¥0'),
     );
-    expect(rejected(refund(150), refundAmount(money().multipleOf(100))).diagnostics).toEqual(
+    expect((await rejected(refund(150), refundAmount(money().multipleOf(100)))).diagnostics).toEqual(
       invalid('step s1: amount must be a multiple of $1.00, got $1.50'),
     );
-    expect(rejected(refund(0), refundAmount(money({ min: 0 }).positive())).diagnostics).toEqual(
+    expect((await rejected(refund(0), refundAmount(money({ min: 0 }).positive()))).diagnostics).toEqual(
       invalid('step s1: amount must be more than $0.00, got $0.00'),
     );
   });
 
-  it('labels counts it cannot show as money with their unit, should one get past parse', () => {
+  it('labels counts it cannot show as money with their unit, should one get past parse', async () => {
     // parse refuses fractions and unsafe integers; the type phase alone must still not say "12.5" bare.
     const steps = (amount: number) => [
       { id: 's1', tool: 'issue_refund', args: { invoice_id: 'in_74119', amount } },
@@ -415,11 +419,13 @@ describe('validate: money in the person’s currency', () => {
   });
 });
 
+const seedBase = await accepted(plan());
+
 describe('validate: the seed scenario (docs/architecture.md §6)', () => {
-  const base = accepted(plan());
+  const base = seedBase;
   const edited = { ...plan(), steps: [...plan().steps, addedRefundStep] };
 
-  it('the generated 3-step plan validates', () => {
+  it('the generated 3-step plan validates', async () => {
     expect(base.steps.map((s) => [s.id, s.tool, s.route.kind])).toEqual([
       ['s1', 'add_note', 'auto'],
       ['s2', 'reschedule_delivery', 'review'],
@@ -427,14 +433,14 @@ describe('validate: the seed scenario (docs/architecture.md §6)', () => {
     ]);
   });
 
-  it('an operator adding a refund fails authorize with may_author at the added step', () => {
-    const result = rejected(edited, freightContext({ edit: { editorId: 'U0OP1', base } }));
+  it('an operator adding a refund fails authorize with may_author at the added step', async () => {
+    const result = await rejected(edited, freightContext({ edit: { editorId: 'U0OP1', base } }));
     expect(result.phase).toBe('authorize');
     expect(result.diagnostics).toEqual([expect.objectContaining({ code: 'may_author', stepId: 's4' })]);
   });
 
-  it('the same edit by a finance user passes, routes the refund to finance and flags the foreign account', () => {
-    const validated = accepted(edited, freightContext({ edit: { editorId: 'U0FIN1', base } }));
+  it('the same edit by a finance user passes, routes the refund to finance and flags the foreign account', async () => {
+    const validated = await accepted(edited, freightContext({ edit: { editorId: 'U0FIN1', base } }));
     const refund = validated.steps[3];
     expect(refund?.route).toMatchObject({ kind: 'review', group: 'finance', approvals: 2 });
     expect(refund?.annotations).toEqual([
@@ -449,42 +455,44 @@ describe('validate: the seed scenario (docs/architecture.md §6)', () => {
     expect(validated.steps.slice(0, 3).map((s) => s.digest)).toEqual(base.steps.map((s) => s.digest));
   });
 
-  it('an operator may change what operators may write', () => {
+  it('an operator may change what operators may write', async () => {
     const changed = {
       ...plan(),
       steps: plan().steps.map((s) =>
         s.id === 's2' ? { ...s, args: { ...s.args, window: '2026-04-06' } } : s,
       ),
     };
-    expect(accepted(changed, freightContext({ edit: { editorId: 'U0OP1', base } })).steps[1]?.args).toEqual({
+    expect(
+      (await accepted(changed, freightContext({ edit: { editorId: 'U0OP1', base } }))).steps[1]?.args,
+    ).toEqual({
       delivery_id: 'dl_55120',
       window: '2026-04-06',
     });
   });
 
-  it('someone in no group may not write any step', () => {
+  it('someone in no group may not write any step', async () => {
     const changed = {
       ...plan(),
       steps: plan().steps.map((s) => (s.id === 's1' ? { ...s, args: { ...s.args, note: 'x' } } : s)),
     };
-    const result = rejected(changed, freightContext({ edit: { editorId: 'U0NOBODY', base } }));
+    const result = await rejected(changed, freightContext({ edit: { editorId: 'U0NOBODY', base } }));
     expect(result.diagnostics[0]?.message).toMatch(/you are in no group that may write add_note/);
   });
 });
 
 describe('validate: properties', () => {
-  it('never throws on arbitrary JSON values or text', () => {
+  it('never throws on arbitrary JSON values or text', async () => {
     const ctx = freightContext();
-    fc.assert(
-      fc.property(fc.jsonValue(), (value) => {
-        validate(value, ctx);
-        validate(JSON.stringify(value) ?? '', ctx);
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        await validate(value, ctx);
+        await validate(JSON.stringify(value) ?? '', ctx);
       }),
       { numRuns: 300 },
     );
   });
 
-  it('never throws on plan-shaped input with arbitrary steps', () => {
+  it('never throws on plan-shaped input with arbitrary steps', async () => {
     const ctx = freightContext();
     const arbitraryStep = fc.record(
       {
@@ -497,11 +505,11 @@ describe('validate: properties', () => {
       },
       { requiredKeys: ['tool'] },
     );
-    fc.assert(
-      fc.property(fc.array(arbitraryStep, { maxLength: 6 }), fc.anything(), (steps, extra) => {
-        const result = validate(plan({ steps }), ctx);
+    await fc.assert(
+      fc.asyncProperty(fc.array(arbitraryStep, { maxLength: 6 }), fc.anything(), async (steps, extra) => {
+        const result = await validate(plan({ steps }), ctx);
         if (!result.ok) expect(result.diagnostics.length).toBeGreaterThan(0);
-        validate({ ...plan(), context: extra }, ctx);
+        await validate({ ...plan(), context: extra }, ctx);
       }),
       { numRuns: 300 },
     );

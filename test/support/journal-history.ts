@@ -6,8 +6,9 @@
 import { addedRefundStep, freightPlan } from '../../examples/freight/plans.ts';
 import { journalRecord, serializeRecord } from '../../src/approvals/journal.ts';
 import type { JournalEvent, JournalRecord } from '../../src/approvals/types.ts';
-import { diffPlans, type ValidatedPlan, validate } from '../../src/pipeline/index.ts';
+import { diffPlans, type ValidatedPlan } from '../../src/pipeline/index.ts';
 import { freightContext, NOW } from './freight.ts';
+import { validateNow } from './validate-now.ts';
 
 /** The history: the events in order, the records and their stored texts. */
 export interface FreightHistory {
@@ -19,7 +20,7 @@ export interface FreightHistory {
 }
 
 function accepted(raw: unknown, ctx = freightContext()): ValidatedPlan {
-  const result = validate(raw, ctx);
+  const result = validateNow(raw, ctx);
   if (!result.ok) throw new Error(`fixture plan should validate: ${JSON.stringify(result.diagnostics)}`);
   return result.plan;
 }

@@ -922,7 +922,7 @@ describe('pipeline diagnostics in the modal', () => {
     });
   });
 
-  it('answers an operator’s edit adding a refund with the may_author error at the added step', () => {
+  it('answers an operator’s edit adding a refund with the may_author error at the added step', async () => {
     const run = runView(freightV1());
     const view = buildEditModal({ run, config: freightConfig, editorId: 'U0OP1', addedTool: 'issue_refund' });
     const privateMetadata = view.private_metadata!;
@@ -937,7 +937,7 @@ describe('pipeline diagnostics in the modal', () => {
     });
     if (!read.ok) throw new Error(JSON.stringify(read));
     const base = run.current.plan;
-    const validated = validate(
+    const validated = await validate(
       { ...envelopeOf(base), steps: read.steps },
       { config: freightConfig.pipeline, now: NOW, edit: { editorId: 'U0OP1', base } },
     );
@@ -954,7 +954,7 @@ describe('pipeline diagnostics in the modal', () => {
     });
   });
 
-  it('puts an amount refused by validation at its field, in dollars', () => {
+  it('puts an amount refused by validation at its field, in dollars', async () => {
     // As if the modal's own check were bypassed (an older form): validation words it in dollars too.
     const run = runView(freightV1());
     const view = buildEditModal({
@@ -965,7 +965,7 @@ describe('pipeline diagnostics in the modal', () => {
     });
     const base = run.current.plan;
     const refund = { id: 's4', tool: 'issue_refund', args: { invoice_id: 'in_74119', amount: -500 } };
-    const validated = validate(
+    const validated = await validate(
       { ...envelopeOf(base), steps: [...stepsOf(run), refund] },
       { config: freightConfig.pipeline, now: NOW, edit: { editorId: 'U0FIN1', base } },
     );

@@ -82,12 +82,12 @@ describe('validation problems in the form', () => {
     expect(JSON.stringify(errors)).not.toMatch(/steps\[|remove_steps/);
   });
 
-  it('words a type problem at its own field without the step and argument prefix', () => {
+  it('words a type problem at its own field without the step and argument prefix', async () => {
     const base = run.current.plan;
     const steps = base.steps.map(({ id, tool, args }) =>
       id === 's1' ? { id, tool, args: { ...args, note: 'n'.repeat(2001) } } : { id, tool, args },
     );
-    const validated = validate(
+    const validated = await validate(
       {
         runId: base.runId,
         agent: base.agent,

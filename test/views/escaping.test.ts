@@ -114,8 +114,8 @@ describe('plan text never reaches mrkdwn unescaped', () => {
     expectClean(buildRejectModal({ runId: 'run-1', version: 1, agent: 'freight-ops' }));
   });
 
-  it('in notices listing diagnostics', () => {
-    const result = validate(
+  it('in notices listing diagnostics', async () => {
+    const result = await validate(
       { ...base, steps: [{ id: 's1', tool: 'issue_refund', args: { invoice_id: HOSTILE, amount: 1 } }] },
       { config: freightConfig.pipeline, now: NOW },
     );

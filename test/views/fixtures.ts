@@ -17,8 +17,8 @@ import {
   text,
   type ValidatedPlan,
   type ValidatedStep,
-  validate,
 } from '../../src/pipeline/index.ts';
+import { validateNow } from '../support/validate-now.ts';
 
 /** 1 April 2026, 10:00 UTC. */
 export const NOW = Date.parse('2026-04-01T10:00:00Z');
@@ -30,7 +30,7 @@ export function validPlan(
   options: { config?: CountersignConfig; edit?: EditContext; maxSteps?: number } = {},
 ): ValidatedPlan {
   const pipeline = (options.config ?? freightConfig).pipeline;
-  const result = validate(raw, {
+  const result = validateNow(raw, {
     config:
       options.maxSteps === undefined
         ? pipeline

@@ -3,7 +3,7 @@
  * step, bound to the step's id and digest. The run is approved when no review step lacks approvals and
  * nothing is blocked — after the authorize phase is re-run against today's config and data.
  */
-import { envelopeOf, validate } from '../../pipeline/index.ts';
+import { envelopeOf, type ValidationResult, validateWith } from '../../pipeline/index.ts';
 import { approveRights, authorityFor, type RunState } from '../guard.ts';
 import { releaseReady } from '../releases.ts';
 import { awaitedSteps, blockedSteps } from '../rules.ts';
@@ -17,6 +17,7 @@ import {
   decidedState,
   decideRun,
   gate,
+  hooksOf,
   refuse,
   type UseCaseContext,
   viewOf,
@@ -81,8 +82,11 @@ export function approve(ctx: UseCaseContext, snapshot: RunSnapshot, input: Appro
   };
   if (!complete(ctx, next, state.current)) return awaiting(state.current);
 
-  // Re-check at the boundary: policy and the tools' checks as they are now, not as they were.
-  const recheck = validate(envelopeOf(state.current.plan), { config: ctx.config.pipeline, now });
+  // Re-check at the boundary: policy and the tools' checks as they are now, not as they were (the
+  // checks ran again before this attempt; the change sets are the stored ones the approvers saw).
+  const recheck = unverifiedChecks(
+    validateWith(envelopeOf(state.current.plan), { config: ctx.config.pipeline, now }, hooksOf(ctx)),
+  );
   if (!recheck.ok) return recheckFailed(ctx, commit, next, input, recheck);
   const rechecked: StoredVersion = { ...state.current, plan: recheck.plan };
   // The policy tightened since the card was posted: more approvals are needed now.
@@ -109,13 +113,33 @@ function complete(ctx: UseCaseContext, state: RunState, version: StoredVersion):
   return awaitedSteps(version, state.approvals, authority).length === 0 && blockedSteps(version).length === 0;
 }
 
+/**
+ * Checks that could not run again at approval (failed, timed out) hold the run: it stays pending and
+ * says so, and the next approval runs them again. Other unverified marks were there when people
+ * approved (the card showed them) and routed their steps to review.
+ */
+function unverifiedChecks(recheck: ValidationResult): ValidationResult {
+  if (!recheck.ok) return recheck;
+  const diagnostics = recheck.plan.steps.flatMap((step) =>
+    (step.unverified ?? [])
+      .filter((entry) => entry.hook === 'checks')
+      .map((entry) => ({
+        phase: 'authorize' as const,
+        code: 'check_failed' as const,
+        stepId: step.id,
+        message: `step ${step.id}: could not verify: ${entry.reason}`,
+      })),
+  );
+  return diagnostics.length === 0 ? recheck : { ok: false, phase: 'authorize', diagnostics };
+}
+
 /** The last approval came in, but the checks run again now fail: the run stays pending and says why. */
 function recheckFailed(
   ctx: UseCaseContext,
   commit: RunCommit,
   state: RunState,
   input: ApproveInput,
-  recheck: Extract<ReturnType<typeof validate>, { ok: false }>,
+  recheck: Extract<ValidationResult, { ok: false }>,
 ): Attempt {
   const detail = recheck.diagnostics.map((d) => d.message).join('; ');
   commit.journal(

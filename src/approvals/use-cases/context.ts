@@ -4,7 +4,7 @@
  * answer, and the decision the commit seals; the service runs it in the store's commit loop.
  */
 import type { CountersignConfig } from '../../config/define-config.ts';
-import type { Decision, DecisionStatus } from '../../pipeline/index.ts';
+import type { Decision, DecisionStatus, HookResults } from '../../pipeline/index.ts';
 import { buildDecision, type DecisionSigner, sealDecision } from '../decision-builder.ts';
 import { authorityFor, checkAction, type RunState } from '../guard.ts';
 import type { Keys } from '../keys.ts';
@@ -22,6 +22,18 @@ export interface UseCaseContext {
   readonly sign: DecisionSigner;
   /** Signs a step's early release (the same key and receipt scheme as decisions). */
   readonly signRelease: ReleaseSigner;
+  /**
+   * The tools' hook results, gathered by the command before its attempts for the plan it expects to
+   * decide on (hook-gathering.ts). Absent or for other bytes, the steps count as unverified.
+   */
+  readonly hooks?: HookResults | undefined;
+}
+
+const NO_HOOKS: HookResults = new Map();
+
+/** The hook results an attempt re-checks with (none gathered: every hooked step is unverified). */
+export function hooksOf(ctx: { readonly hooks?: HookResults | undefined }): HookResults {
+  return ctx.hooks ?? NO_HOOKS;
 }
 
 /** One attempt at a use case. */

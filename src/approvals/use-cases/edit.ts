@@ -14,16 +14,18 @@ import {
   envelopeOf,
   type JsonObject,
   type PlanDiff,
+  type PlanEnvelope,
   type Provenance,
   type ValidatedPlan,
   type ValidatedStep,
-  validate,
+  type ValidationResult,
+  validateWith,
 } from '../../pipeline/index.ts';
 import { editRights, type RunState } from '../guard.ts';
 import { releasedStepProblem, releaseReady } from '../releases.ts';
 import type { RunSnapshot } from '../store.ts';
 import type { StoredVersion } from '../types.ts';
-import { type Attempt, commitFor, gate, refuse, type UseCaseContext, viewOf } from './context.ts';
+import { type Attempt, commitFor, gate, hooksOf, refuse, type UseCaseContext, viewOf } from './context.ts';
 
 export interface EditInput {
   readonly runId: string;
@@ -47,16 +49,12 @@ export function applyEdit(ctx: UseCaseContext, snapshot: RunSnapshot, input: Edi
     });
   }
   const base = state.current.plan;
-  const baseIds = new Set(base.steps.map((step) => step.id));
-  const candidate = {
-    ...envelopeOf(base),
-    steps: assignEditStepIds(baseIds, state.current.stepHistory ?? {}, input.steps),
-  };
-  const validated = validate(candidate, {
-    config: ctx.config.pipeline,
-    now: ctx.now,
-    edit: { editorId: input.editorId, base },
-  });
+  // Hooks ran before the attempt for this candidate (the touched steps only): hook-gathering.ts.
+  const validated = validateWith(
+    editCandidate(state.current, input.steps),
+    { config: ctx.config.pipeline, now: ctx.now, edit: { editorId: input.editorId, base } },
+    hooksOf(ctx),
+  );
   if (!validated.ok) return editRefused(ctx, snapshot, input, base, validated);
   const diff = diffPlans(base, validated.plan);
   if (diff.isEmpty && base.digest === validated.plan.digest) {
@@ -113,7 +111,7 @@ function editRefused(
   snapshot: RunSnapshot,
   input: EditInput,
   base: ValidatedPlan,
-  validated: Extract<ReturnType<typeof validate>, { ok: false }>,
+  validated: Extract<ValidationResult, { ok: false }>,
 ): Attempt {
   const reason = `${validated.phase}: ${validated.diagnostics.map((d) => d.message).join('; ')}`;
   const commit = commitFor(ctx, snapshot, input.runId).journal(
@@ -170,6 +168,15 @@ function nextVersion(
   };
 }
 
+/** The candidate plan of an edit of `base`: the base envelope with the edited steps, ids assigned. */
+export function editCandidate(base: StoredVersion, steps: readonly EditedStep[]): PlanEnvelope {
+  const baseIds = new Set(base.plan.steps.map((step) => step.id));
+  return {
+    ...envelopeOf(base.plan),
+    steps: assignEditStepIds(baseIds, base.stepHistory ?? {}, steps),
+  };
+}
+
 /** A diff message's partial keep. */
 export type DiffAction = 'remove_step' | 'revert_step' | 'discard_edit';
 
@@ -218,7 +225,7 @@ export function applyDiffAction(
 }
 
 /** The steps of the edit a diff action asks for, or why there is none. */
-function diffActionSteps(
+export function diffActionSteps(
   edited: StoredVersion,
   base: StoredVersion,
   action: DiffAction,

@@ -11,7 +11,7 @@ import {
   type Provenance,
   sha256Hex,
   type ValidatedPlan,
-  validate,
+  validateWith,
 } from '../../pipeline/index.ts';
 import { buildDecision, sealDecision } from '../decision-builder.ts';
 import { stateOf } from '../guard.ts';
@@ -19,7 +19,15 @@ import { releaseReady } from '../releases.ts';
 import type { RunCommit, RunFieldUpdate } from '../run-commit.ts';
 import type { RunFields, RunSnapshot } from '../store.ts';
 import type { JournalEvent, StoredVersion } from '../types.ts';
-import { type Attempt, commitFor, decidedState, decideRun, type UseCaseContext, viewOf } from './context.ts';
+import {
+  type Attempt,
+  commitFor,
+  decidedState,
+  decideRun,
+  hooksOf,
+  type UseCaseContext,
+  viewOf,
+} from './context.ts';
 
 export interface SubmitPlanInput {
   readonly runId: string;
@@ -162,7 +170,7 @@ function validateSubmission(
   ctx: UseCaseContext,
   input: SubmitPlanInput,
 ): { ok: true; plan: ValidatedPlan } | { ok: false; phase: Phase; diagnostics: readonly Diagnostic[] } {
-  const result = validate(input.raw, { config: ctx.config.pipeline, now: ctx.now });
+  const result = validateWith(input.raw, { config: ctx.config.pipeline, now: ctx.now }, hooksOf(ctx));
   if (!result.ok) return result;
   for (const [field, signed] of [
     ['runId', input.runId],

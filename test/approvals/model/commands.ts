@@ -9,7 +9,8 @@ import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import type { ApprovalService } from '../../../src/approvals/service.ts';
 import type { UseCaseResult } from '../../../src/approvals/types.ts';
-import { type Decision, envelopeOf, type JsonObject, validate } from '../../../src/pipeline/index.ts';
+import { type Decision, envelopeOf, type JsonObject } from '../../../src/pipeline/index.ts';
+import { validateNow } from '../../support/validate-now.ts';
 import { AGENT, modelConfig, USERS } from './config.ts';
 import { checkState, expectSame } from './observe.ts';
 import {
@@ -440,7 +441,7 @@ function chooseId(
 function passedAllPhases(editorId: string, now: number): (result: UseCaseResult) => void {
   return (result) => {
     if (result.kind !== 'edited') return;
-    const revalidated = validate(envelopeOf(result.run.current.plan), {
+    const revalidated = validateNow(envelopeOf(result.run.current.plan), {
       config: modelConfig.pipeline,
       now,
       edit: { editorId, base: result.previous.plan },
