@@ -36,7 +36,8 @@ describe('the freight plan over HTTP, with real signing, the emulator and real R
         .cards()
         .find((message) => message.text.length > 0 && JSON.stringify(message.metadata ?? {}).includes(runId)),
     );
-    expect(actionIds(card.blocks)).toEqual(['approve', 'reject', 'edit']);
+    // `show_args` on s2: its preview gives it a change set, and its arguments are a click away.
+    expect(actionIds(card.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
     expect(card.metadata).toMatchObject({
       event_type: 'countersign_card',
       event_payload: { run_id: runId },

@@ -31,7 +31,7 @@ describe('posting is never blindly retried', () => {
     for (const runId of runIds) {
       const copies = copiesOf(runId);
       expect(copies).toHaveLength(1);
-      expect(actionIds(copies[0]?.blocks ?? [])).toEqual(['approve', 'reject', 'edit']);
+      expect(actionIds(copies[0]?.blocks ?? [])).toEqual(['show_args', 'approve', 'reject', 'edit']);
       expect((await stack.countersign.messages.all(runId)).recorded.card?.ts).toBe(copies[0]?.ts);
     }
     stack.slack.faults.clear();
@@ -52,7 +52,7 @@ describe('posting is never blindly retried', () => {
     expect(actionIds(duplicate.blocks)).toEqual([]);
     expect(visibleText(duplicate.blocks)).toContain(card?.ts);
     const live = copiesOf(runId).find((message) => message.ts === card?.ts);
-    expect(actionIds(live?.blocks ?? [])).toEqual(['approve', 'reject', 'edit']);
+    expect(actionIds(live?.blocks ?? [])).toEqual(['show_args', 'approve', 'reject', 'edit']);
     stack.slack.faults.clear();
   });
 });

@@ -34,7 +34,8 @@ describe('Countersign in Socket Mode, on the emulator', () => {
   it("posts the card; an operator's approve over the socket updates it and the agent receives approved", async () => {
     const runId = await submitFreight(stack);
     const card = await stack.card(runId);
-    expect(actionIds(card.blocks)).toEqual(['approve', 'reject', 'edit']);
+    // `show_args` on s2 (its change set stands in for its arguments), then the card's own buttons.
+    expect(actionIds(card.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
 
     const answer = await stack.click('U0OP1', card, 'approve');
     expect(answer).toEqual({ status: 200, body: null });

@@ -108,7 +108,7 @@ describe('expiry', () => {
   it('updates the card and every escalation message, delivers expired; a click afterwards is refused', async () => {
     const runId = await submit('4s');
     const card = await stack.card(runId);
-    expect(actionIds(card.blocks)).toEqual(['approve', 'reject', 'edit']);
+    expect(actionIds(card.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
 
     const decision = await stack.client.waitForDecision(runId, { timeoutMs: 15_000 });
     expect(decision).toMatchObject({ status: 'expired', decidedBy: 'timer' });
@@ -181,7 +181,7 @@ describe('escalation', () => {
     expect(
       sent.map((message) => /\(([^()]*level \d[^()]*)\)/.exec(visibleText(message.blocks))?.[1]),
     ).toEqual(['leads, level 1', 'level 2', 'level 2', 'level 2, repeat 1', 'level 2, repeat 1']);
-    for (const message of sent) expect(actionIds(message.blocks)).toEqual(['approve', 'reject', 'edit']);
+    for (const message of sent) expect(actionIds(message.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
     // Each links to the card itself (chat.getPermalink), not only to its channel.
     const permalink = `https://acme.slack.com/archives/${card.channel}/p${card.ts.replace('.', '')}`;
     for (const message of sent) expect(JSON.stringify(message.blocks)).toContain(`<${permalink}|the card>`);
@@ -274,7 +274,7 @@ describe('escalation', () => {
     );
     expect(Date.now() - editedAt).toBeGreaterThanOrEqual(800);
     expect(visibleText(again.blocks)).toContain('· version 2 ·');
-    expect(actionIds(again.blocks)).toEqual(['approve', 'reject', 'edit']);
+    expect(actionIds(again.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
     const escalated = (await journal(runId)).flatMap((event) =>
       event.type === 'escalated' ? [[event.version, event.level]] : [],
     );

@@ -86,7 +86,7 @@ describe('a bot killed with a pending run (SIGKILL, a real child process)', () =
     const card = await eventually(async () =>
       slack.state.messages('C0OPS').find((message) => cardRunId(message) === runId),
     );
-    expect(actionIds(card.blocks)).toEqual(['approve', 'reject', 'edit']);
+    expect(actionIds(card.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
     const timers = new Queue(TIMERS_QUEUE, { connection: redis, prefix: bullPrefix(prefix) });
     await eventually(async () => ((await timers.getDelayedCount()) === 2 ? true : undefined));
     await timers.close();
