@@ -74,7 +74,9 @@ describe('the diff message buttons, each producing a new version', () => {
     expect(run?.current.plan.steps.map((step) => step.id)).toEqual(['s1', 's2', 's3', 's4']);
     expect(run?.current.plan.steps[1]?.digest).toBe(v1?.plan.steps[1]?.digest);
     expect(run?.current.plan.steps[1]?.args.window).toBe('2026-04-03');
-    expect(visibleText(v3Card.blocks)).toMatch(/Fri 3 Apr 2026/);
+    // s2's change set moves the delivery to Friday again, not to Monday 6 April.
+    expect(visibleText(v3Card.blocks)).toMatch(/\(`delivery\.date`\): Thu 2 Apr → Fri 3 Apr$/m);
+    expect(visibleText(v3Card.blocks)).not.toMatch(/Mon 6 Apr/);
     expect(visibleText(v3Card.blocks)).toMatch(/Issue refund/);
   });
 

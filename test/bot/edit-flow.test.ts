@@ -131,7 +131,12 @@ describe('editing a plan from its card, over HTTP against the emulator and real 
     const changed = sectionMatching(diff.blocks, /Changed step `s2`/);
     expect(added).toMatch(/\$1,489\.00/);
     expect(added).toMatch(/belongs to Halvorsen Freight/);
-    expect(added).not.toMatch(/→/);
+    // Its arguments as they are (there was no before); the only before → after is what it changes
+    // in the world, from its preview.
+    expect(added).toMatch(/^Invoice: in_74119\nAmount: \$1,489\.00$/m);
+    expect(added?.split('\n').filter((line) => line.includes('→'))).toEqual([
+      '• *balance the customer still owes* (`invoice.balance`): $1,489.00 → $0.00',
+    ]);
     expect(changed).toMatch(/Fri 3 Apr 2026 → Mon 6 Apr 2026/);
     expect(changed).not.toMatch(/s4|refund/i);
     expect(visibleText(diff.blocks)).toMatch(
