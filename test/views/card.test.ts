@@ -21,16 +21,30 @@ import {
   validPlan,
 } from './fixtures.ts';
 
-type Block = { type: string; text?: { text: string }; elements?: unknown[] };
+type Block = {
+  type: string;
+  text?: { text: string };
+  elements?: unknown[];
+  accessory?: { action_id?: string };
+};
 const blocksOf = (message: { blocks: readonly unknown[] }) => message.blocks as Block[];
 const textOf = (message: { blocks: readonly unknown[] }) =>
   mrkdwnTexts(message.blocks)
     .map((t) => t.text)
     .join('\n');
+/** Every button: the actions blocks' and the sections' accessories (a step's `show_args`). */
 const actionIds = (message: { blocks: readonly unknown[] }) =>
-  blocksOf(message)
-    .filter((block) => block.type === 'actions')
-    .flatMap((block) => (block.elements as { action_id: string }[]).map((element) => element.action_id));
+  blocksOf(message).flatMap((block) => [
+    ...(block.type === 'actions'
+      ? (block.elements as { action_id: string }[]).map((element) => element.action_id)
+      : []),
+    ...(block.accessory?.action_id === undefined ? [] : [block.accessory.action_id]),
+  ]);
+/** The section of step `id`, whose first line names it ("*2. Reschedule delivery* · `s2`"). */
+const stepText = (message: { blocks: readonly unknown[] }, id: string) =>
+  mrkdwnTexts(message.blocks)
+    .map((t) => t.text)
+    .find((text) => new RegExp(`^\\*\\d+\\. .* · \`${id}\``).test(text));
 
 describe('approval card', () => {
   it('renders the freight plan: agent words apart from steps, readable args, progress, ids and buttons', () => {
@@ -80,10 +94,27 @@ describe('approval card', () => {
             "type": "section",
           },
           {
+            "accessory": {
+              "action_id": "show_args",
+              "text": {
+                "emoji": true,
+                "text": "Arguments",
+                "type": "plain_text",
+              },
+              "type": "button",
+              "value": "{"r":"run-freight-1","v":1,"s":"s2"}",
+            },
             "text": {
               "text": "*2. Reschedule delivery* · \`s2\`
-      Delivery: dl_55120
-      New delivery date: Fri 3 Apr 2026
+      ⚠️ *Breaks:* delivery stays inside the customer’s booked window — booked window Mon 30 Mar – Thu 2 Apr; new date Fri 3 Apr
+      ❔ *Unknown impact on* Ticket #74991 — open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
+      🎯 *Delivery dl_55120 for Nordvik Logistics* · read at version \`7\`
+      • *delivery date used for the driver’s route* (\`delivery.date\`): Thu 2 Apr → Fri 3 Apr
+      _Also touches:_
+      • Driver route OSL-N-12 — written (declared by the tool): the pallet leaves the Thu 2 Apr route and joins the Fri 3 Apr one
+      • Nordvik Logistics — event sent (declared by the tool): the customer is sent a new delivery notice
+      • Ticket #74991 — *unknown* impact (observed in the data): open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
+      📝 Move delivery dl_55120 to 2026-04-03
       ✅ 1 of 1 operators approval · approved by <@U0OP1>",
               "type": "mrkdwn",
             },
@@ -178,8 +209,8 @@ describe('approval card', () => {
   it('says "changed by" for an edited step and "written by" for a version stored before the kind was kept', () => {
     const { current } = freightEdit();
     // s2's delivery window moved; s4 (the refund) was added.
-    const changed = textOf(buildApprovalCard({ run: runView(current), config: freightConfig, now: NOW }));
-    expect(changed).toMatch(/`s2`[^*]*✏️ changed by <@U0FIN1> in v2/);
+    const changed = buildApprovalCard({ run: runView(current), config: freightConfig, now: NOW });
+    expect(stepText(changed, 's2')).toContain('\n✏️ changed by <@U0FIN1> in v2');
     const legacy: typeof current = {
       ...current,
       provenance: { ...current.provenance, s4: { by: 'user', userId: 'U0FIN1', version: 2 } },
@@ -193,9 +224,11 @@ describe('approval card', () => {
     const run = runView(current, { approvals: [approval(current.plan.steps[3]!, 'U0FIN2', 2)] });
     const card = buildApprovalCard({ run, config: freightConfig, now: NOW });
     const text = textOf(card);
-    expect(text).toContain(
-      '*4. Issue refund* · `s4` · ⚠️ *Irreversible*\nInvoice: in_74119\nAmount: $1,489.00',
+    // The refund's change set says what it does; its arguments, in one line, follow (all behind show_args).
+    expect(stepText(card, 's4')).toContain(
+      '• *balance the customer still owes* (`invoice.balance`): $1,489.00 → $0.00',
     );
+    expect(stepText(card, 's4')).toContain('\n📝 Refund $1,489.00 on invoice in_74119\n');
     expect(text).toContain(
       '👥 1 of 2 finance approvals · approved by <@U0FIN2> · not by <@U0FIN1> (its author)',
     );
@@ -206,7 +239,9 @@ describe('approval card', () => {
     expect(text).toContain(
       '🕓 *Waiting for* <@U0OP1> or <@U0OP2> to approve `s2`, `s3` (0 of 1 operators approval) · <@U0FIN3> to approve `s4` (1 of 2 finance approvals)',
     );
-    expect(text).toContain('New delivery date: Sat 4 Apr 2026');
+    expect(stepText(card, 's2')).toContain(
+      '• *delivery date used for the driver’s route* (`delivery.date`): Thu 2 Apr → Sat 4 Apr',
+    );
     expect(checkMessageBlocks(card.blocks)).toEqual([]);
   });
 
