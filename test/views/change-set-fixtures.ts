@@ -62,6 +62,17 @@ export function withStepExtras(
   };
 }
 
+/**
+ * `version` with no step's change set, as a config without `preview` hooks validates it: the freight
+ * tools' own previews (examples/freight/previews.ts) stay out of these tests.
+ */
+export function withoutChangeSets(version: StoredVersion): StoredVersion {
+  return {
+    ...version,
+    plan: { ...version.plan, steps: version.plan.steps.map(({ changeSet: _, ...step }) => step) },
+  };
+}
+
 /** A change set of `fields` changed fields, `related` related entities and `violated` broken invariants. */
 export function largeChangeSet(counts: { fields: number; related?: number; violated?: number }): ChangeSet {
   return {

@@ -12,6 +12,7 @@ import {
   largeChangeSet,
   previewTimedOut,
   rescheduleChangeSet,
+  withoutChangeSets,
   withStepExtras,
 } from './change-set-fixtures.ts';
 import {
@@ -35,8 +36,9 @@ const stepText = (message: { blocks: readonly unknown[] }, id: string) => {
   if (found?.text === undefined) throw new Error(`no section for ${id}`);
   return found.text.text;
 };
+/** The freight card, its steps without the tools' own previews, with `extra` spread into `stepId`. */
 const cardWith = (extra: Parameters<typeof withStepExtras>[2], stepId = 's2') => {
-  const version = withStepExtras(freightV1(), stepId, extra);
+  const version = withStepExtras(withoutChangeSets(freightV1()), stepId, extra);
   return buildApprovalCard({ run: runView(version), config: freightConfig, now: NOW });
 };
 
@@ -86,7 +88,11 @@ describe('a step with a change set on the card', () => {
   });
 
   it('renders every other step exactly as without change sets', () => {
-    const plain = buildApprovalCard({ run: runView(freightV1()), config: freightConfig, now: NOW });
+    const plain = buildApprovalCard({
+      run: runView(withoutChangeSets(freightV1())),
+      config: freightConfig,
+      now: NOW,
+    });
     const card = cardWith({ changeSet: rescheduleChangeSet });
     expect(stepText(card, 's1')).toBe(stepText(plain, 's1'));
     expect(stepText(card, 's3')).toBe(stepText(plain, 's3'));
