@@ -20,15 +20,20 @@ import {
   validPlan,
 } from './fixtures.ts';
 
-type Block = { type: string; elements?: { action_id?: string; value?: string }[] };
+type Button = { action_id?: string; value?: string };
+type Block = { type: string; elements?: Button[]; accessory?: Button };
 const textOf = (message: { blocks: readonly unknown[] }) =>
   mrkdwnTexts(message.blocks)
     .map((t) => t.text)
     .join('\n');
+/** Every button, in order: the sections' accessories (a step's `show_args`) and the actions blocks'. */
 const buttons = (message: { blocks: readonly unknown[] }) =>
   (message.blocks as Block[])
-    .filter((block) => block.type === 'actions')
-    .flatMap((block) => (block.elements ?? []).map((e) => ({ id: e.action_id, value: e.value })));
+    .flatMap((block) => [
+      ...(block.accessory === undefined ? [] : [block.accessory]),
+      ...(block.type === 'actions' ? (block.elements ?? []) : []),
+    ])
+    .map((e) => ({ id: e.action_id, value: e.value }));
 
 const level1 = (overrides: Partial<EscalationMessageModel> = {}): EscalationMessageModel => ({
   run: runView(freightV1(), { escalatedTo: ['U0LEAD1'], escalationLevel: 1 }),
@@ -65,10 +70,27 @@ describe('escalation message', () => {
             "type": "section",
           },
           {
+            "accessory": {
+              "action_id": "show_args",
+              "text": {
+                "emoji": true,
+                "text": "Arguments",
+                "type": "plain_text",
+              },
+              "type": "button",
+              "value": "{"r":"run-freight-1","v":1,"s":"s2"}",
+            },
             "text": {
               "text": "*2. Reschedule delivery* · \`s2\`
-      Delivery: dl_55120
-      New delivery date: Fri 3 Apr 2026
+      ⚠️ *Breaks:* delivery stays inside the customer’s booked window — booked window Mon 30 Mar – Thu 2 Apr; new date Fri 3 Apr
+      ❔ *Unknown impact on* Ticket #74991 — open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
+      🎯 *Delivery dl_55120 for Nordvik Logistics* · read at version \`7\`
+      • *delivery date used for the driver’s route* (\`delivery.date\`): Thu 2 Apr → Fri 3 Apr
+      _Also touches:_
+      • Driver route OSL-N-12 — written (declared by the tool): the pallet leaves the Thu 2 Apr route and joins the Fri 3 Apr one
+      • Nordvik Logistics — event sent (declared by the tool): the customer is sent a new delivery notice
+      • Ticket #74991 — *unknown* impact (observed in the data): open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
+      📝 Move delivery dl_55120 to 2026-04-03
       👥 0 of 1 operators approval",
               "type": "mrkdwn",
             },
@@ -203,7 +225,8 @@ describe('escalation message', () => {
     expect(textOf(message)).toMatch(
       /^⏰ \*Reminder\*: a freight-ops plan has waited since 10:00 UTC for <@U0OP1>, <@U0OP2> or <@U0LEAD1> to approve `s2`, `s3` \(0 of 1 operators approval\)\. Approve, reject or edit it here or on the card\./,
     );
-    expect(buttons(message).map((b) => b.id)).toEqual(['approve', 'reject', 'edit']);
+    // s2's `show_args` (its change set is shown in full), then the card's buttons.
+    expect(buttons(message).map((b) => b.id)).toEqual(['show_args', 'approve', 'reject', 'edit']);
   });
 
   it('once decided, shows the outcome and no buttons', () => {
