@@ -181,7 +181,8 @@ describe('escalation', () => {
     expect(
       sent.map((message) => /\(([^()]*level \d[^()]*)\)/.exec(visibleText(message.blocks))?.[1]),
     ).toEqual(['leads, level 1', 'level 2', 'level 2', 'level 2, repeat 1', 'level 2, repeat 1']);
-    for (const message of sent) expect(actionIds(message.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
+    for (const message of sent)
+      expect(actionIds(message.blocks)).toEqual(['show_args', 'approve', 'reject', 'edit']);
     // Each links to the card itself (chat.getPermalink), not only to its channel.
     const permalink = `https://acme.slack.com/archives/${card.channel}/p${card.ts.replace('.', '')}`;
     for (const message of sent) expect(JSON.stringify(message.blocks)).toContain(`<${permalink}|the card>`);
