@@ -3,23 +3,18 @@
  * submitted over HTTP and approved in the Slack stand-in, then checked against the example dataset
  * right before each effect. A change to the delivery between approval and apply is refused with
  * `world_changed`; an unchanged world passes.
- *
- * Until the pipeline fills `preconditions` from the tools' previews (lane A of issue 19), the decision
- * the gateway signs has none: the test adds to the reschedule step what the preview reads (its target
- * at its version) and signs the decision again with Countersign's test key. Once the pipeline binds
- * them, the decision from the gateway carries the same preconditions by itself.
+ * The preconditions are the ones the pipeline bound from the reschedule's preview at submission:
+ * the decision is used exactly as the gateway signed it.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { changeDelivery, resetFreightData, versionOf } from '../../examples/freight/data.ts';
 import { freightContext, freightSteps, freightSummary } from '../../examples/freight/plans.ts';
-import { previewReschedule } from '../../examples/freight/previews.ts';
 import { checkWorld, type Decision, type StepToRun } from '../../src/client/index.ts';
-import { type DecisionStep, type JsonObject, signDecision } from '../../src/pipeline/index.ts';
+import type { JsonObject } from '../../src/pipeline/index.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
-import { testSigning } from '../support/stack.ts';
 
 let stack: BotStack;
-/** The freight plan as Countersign approved it, with the reschedule's precondition bound as lane A binds it. */
+/** The freight plan as Countersign approved and signed it. */
 let decision: Decision;
 
 const step = (id: string): StepToRun => {
@@ -27,19 +22,6 @@ const step = (id: string): StepToRun => {
   if (found === undefined) throw new Error(`no step ${id}`);
   return { id: found.id, tool: found.tool, args: { ...found.args } as JsonObject };
 };
-
-function withPreviewPreconditions(approved: Decision): Decision {
-  if (approved.plan === null) throw new Error('expected an approved plan');
-  const steps = approved.plan.steps.map((decided): DecisionStep => {
-    if (decided.tool !== 'reschedule_delivery') return decided;
-    const { type, id, version } = previewReschedule(
-      decided.args as { delivery_id: string; window: string },
-    ).target;
-    return { ...decided, preconditions: [{ type, id, version }] };
-  });
-  const { receipt: _receipt, ...unsigned } = approved;
-  return signDecision({ ...unsigned, plan: { ...approved.plan, steps } }, testSigning.signer);
-}
 
 beforeAll(async () => {
   stack = await botStack('world-check');
@@ -52,7 +34,7 @@ beforeAll(async () => {
   expect((await stack.click('U0OP1', await stack.card(runId), 'approve')).status).toBe(200);
   const approved = await stack.client.waitForDecision(runId, { timeoutMs: 10_000 });
   expect(approved.status).toBe('approved');
-  decision = withPreviewPreconditions(approved);
+  decision = approved;
 });
 afterAll(() => stack.stop());
 afterEach(() => resetFreightData());

@@ -141,6 +141,12 @@ describe('npm run demo', () => {
     expect(decided).toBeGreaterThan(0);
     expect(moved).toBeGreaterThan(decided);
     expect(output.indexOf('agent │   ✓ s1 verified')).toBeGreaterThan(moved);
+    // The reschedule was approved at delivery version 7: the agent refuses to apply it at version 8.
+    const refused = output.indexOf(
+      'agent │   ✗ s2: not executing (world_changed: delivery dl_55120 changed since it was approved (version 7 → 8)',
+    );
+    expect(refused).toBeGreaterThan(moved);
+    expect(output).not.toContain('✓ s2 verified');
   }, 90_000);
 
   it('with DEMO_EXIT_AFTER_DECISION=1 and no REDIS_URL: runs its own redis-server and removes it', async () => {
