@@ -14,7 +14,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { AuditError, messageOf } from './audit/audit-error.ts';
+import { AuditError, messageOf, runCli } from './audit/audit-error.ts';
 import { connect } from './audit/connection.ts';
 import { exportEdits } from './audit/export-edits.ts';
 import { parseInvocation, USAGE } from './audit/invocation.ts';
@@ -59,11 +59,4 @@ async function run(argv: readonly string[]): Promise<number> {
   }
 }
 
-try {
-  process.exitCode = await run(process.argv.slice(2));
-} catch (error) {
-  if (!(error instanceof AuditError)) throw error;
-  process.stderr.write(`audit: ${error.message}\n`);
-  if (error.kind === 'usage') process.stderr.write(`${USAGE}\n`);
-  process.exitCode = error.kind === 'io' ? 3 : 2;
-}
+await runCli('audit', USAGE, run);

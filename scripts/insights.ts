@@ -13,7 +13,7 @@ import {
   toolFields,
 } from '../src/approvals/insights/index.ts';
 import { loadConfig } from '../src/config/load.ts';
-import { AuditError, messageOf } from './audit/audit-error.ts';
+import { messageOf, runCli } from './audit/audit-error.ts';
 import { connect } from './audit/connection.ts';
 import { finish, plural, writeLine } from './audit/output.ts';
 import { forEachVerifiedRun, skippedNote } from './audit/verified-runs.ts';
@@ -82,11 +82,4 @@ async function run(argv: readonly string[]): Promise<number> {
   }
 }
 
-try {
-  process.exitCode = await run(process.argv.slice(2));
-} catch (error) {
-  if (!(error instanceof AuditError)) throw error;
-  process.stderr.write(`insights: ${error.message}\n`);
-  if (error.kind === 'usage') process.stderr.write(`${USAGE}\n`);
-  process.exitCode = error.kind === 'io' ? 3 : 2;
-}
+await runCli('insights', USAGE, run);

@@ -91,7 +91,7 @@ function parseCli(argv: readonly string[]) {
  * REDIS_URL and COUNTERSIGN_PREFIX, as the bot reads them. Only read when an option is absent, so an
  * unrelated bad variable cannot block explicit options.
  */
-function defaultFromEnv(): { REDIS_URL: string; COUNTERSIGN_PREFIX: string } {
+export function defaultFromEnv(): { REDIS_URL: string; COUNTERSIGN_PREFIX: string } {
   const env = readEnv();
   if (!env.ok) throw new AuditError(`bad environment: ${env.problems.join('; ')}`, 'usage');
   return env.env;

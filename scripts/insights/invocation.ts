@@ -1,8 +1,8 @@
 /** `npm run insights` command line: the usage text and the options read. */
 import { parseArgs } from 'node:util';
 import { createKeys, type Keys } from '../../src/approvals/keys.ts';
-import { readEnv } from '../../src/config/env.ts';
 import { AuditError, messageOf } from '../audit/audit-error.ts';
+import { defaultFromEnv } from '../audit/invocation.ts';
 
 export const USAGE = `usage: npm run insights -- [--agent <name>] [--since <date>] [--format md|json] [--min-plans <n>]
   what people's edits say about each agent's plans: how much they are edited (and the plans where
@@ -52,11 +52,7 @@ export function parseInsightsInvocation(argv: readonly string[], now: number): I
       `--min-plans ${JSON.stringify(values['min-plans'])}: a whole number, 1 or more`,
       'usage',
     );
-  const env = () => {
-    const read = readEnv();
-    if (!read.ok) throw new AuditError(`bad environment: ${read.problems.join('; ')}`, 'usage');
-    return read.env;
-  };
+  const env = defaultFromEnv;
   let keys: Keys;
   try {
     keys = createKeys(values.prefix ?? env().COUNTERSIGN_PREFIX);
