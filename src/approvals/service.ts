@@ -26,8 +26,12 @@ import { ApprovalQueries, type QueryOptions } from './queries.ts';
 import { type ReleaseSigner, releaseReady } from './releases.ts';
 import { commitLoop } from './run-commit.ts';
 import { projectRun } from './run-view.ts';
+import type { ChangeListener, ClickAnswer, CommittedListener, PublishOptions } from './service-types.ts';
 import { loadRun, loadRunAt, type RunSnapshot } from './store.ts';
 import type { RunView, UseCaseResult } from './types.ts';
+
+export type { ChangeListener, ClickAnswer, CommittedListener, PublishOptions } from './service-types.ts';
+
 import { type ApproveInput, approve } from './use-cases/approve.ts';
 import type { Attempt, UseCaseContext } from './use-cases/context.ts';
 import { applyDiffAction, applyEdit, type DiffActionInput, type EditInput } from './use-cases/edit.ts';
@@ -57,45 +61,12 @@ export interface ApprovalServiceOptions extends QueryOptions {
 /** A rendering for a claim turning `uncertain` comes this long after it does (`deriveOutcome` is strict). */
 const UNCERTAIN_MARGIN_MS = 1_000;
 
-/** Sees each commit that changes what people see of a run, by run and revision. */
-export type ChangeListener = (commit: {
-  readonly runId: string;
-  readonly revision: number;
-  /**
-   * When what people see of the run will change with no commit (ms since the epoch, Redis's clock): a
-   * step reported `applying` reads as `uncertain` once `defaults.uncertainAfter` has passed.
-   */
-  readonly showAgainAt?: number;
-}) => Promise<void> | void;
-
-/** Sees every committed result (and the run's revision after it), after its decision was handed to delivery. */
-export type CommittedListener = (
-  result: UseCaseResult,
-  commit: { readonly runId: string; readonly revision: number },
-) => Promise<void> | void;
-
-/**
- * How a command hands its committed result to the listeners. By default it awaits them, and a
- * listener's failure is thrown after every listener ran: the commit stands, and retrying the command
- * (an intake or timer job) is idempotent and shows the result again. A caller that must answer before
- * Slack is updated (a modal submission, whose answer is due within 3 s) defers them: they run after
- * the command returns, their failures are reported, and `drain()` waits for them.
- */
-export interface PublishOptions {
-  readonly deferPublish?: boolean;
-}
-
 /** How a command runs: publishing, creating, quiet (no rendering), and the hooks gathered before it. */
 type RunOptions = PublishOptions & {
   readonly expectAbsent?: boolean;
   readonly quiet?: boolean;
   readonly hooks?: HookResults | undefined;
 };
-
-/** A click's target, once the guard let it through: the run to act on, or the answer to show instead. */
-export type ClickAnswer =
-  | { readonly ok: true; readonly run: RunView }
-  | { readonly ok: false; readonly refusal: UseCaseResult };
 
 /** KEYS[1] the `changed` set; ARGV[1] the run; ARGV[2] the newest mark the renderer saw. Removes the run when not marked later. */
 const CLEAR_IF_NOT_NEWER = `
