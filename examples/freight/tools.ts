@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, formatMoney, isoDate, longText, money, text } from '../../src/pipeline/index.ts';
 import { deliveries, invoices } from './data.ts';
-import { planTicket, previewRefund, previewReschedule } from './previews.ts';
+import { dayLabel, planTicket, previewRefund, previewReschedule } from './previews.ts';
 
 export const rescheduleDelivery = defineTool({
   name: 'reschedule_delivery',
@@ -13,7 +13,7 @@ export const rescheduleDelivery = defineTool({
   }),
   // The reply and the note tell people the date: an edit that moves it flags them if they still quote the old one.
   sameThingAs: { window: ['send_reply.body', 'add_note.note'] },
-  summarize: (args) => `Move delivery ${args.delivery_id} to ${args.window}`,
+  summarize: (args) => `Move delivery ${args.delivery_id} to ${dayLabel(args.window)}`,
   checks: (args) => (deliveries.has(args.delivery_id) ? [] : [`there is no delivery ${args.delivery_id}`]),
   preview: (args) => previewReschedule(args),
 });

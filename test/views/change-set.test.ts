@@ -60,7 +60,7 @@ describe('a step with a change set on the card', () => {
       • Customer cu_9 — *unknown* impact (observed in the data)
       • Ticket 74991 — event sent (observed in the data)
       ✅ Keeps: driver hours stay within limits
-      📝 Move delivery dl_55120 to 2026-04-03
+      📝 Move delivery dl_55120 to Fri 3 Apr
       👥 0 of 1 operators approval"
     `);
   });
@@ -374,7 +374,7 @@ describe('a step listed in one line', () => {
       standing: stepStanding(step),
     });
     expect(line).toBe(
-      '2. Reschedule delivery · `s2` · ⚠️ 4 warnings: Move delivery dl_55120 to 2026-04-03 — 0 of 1 operators',
+      '2. Reschedule delivery · `s2` · ⚠️ 4 warnings: Move delivery dl_55120 to Fri 3 Apr — 0 of 1 operators',
     );
   });
 });

@@ -90,7 +90,7 @@ describe('escalation message', () => {
       • Driver route OSL-N-12 — written (declared by the tool): the pallet leaves the Thu 2 Apr route and joins the Fri 3 Apr one
       • Nordvik Logistics — event sent (declared by the tool): the customer is sent a new delivery notice
       • Ticket #74991 — *unknown* impact (observed in the data): open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
-      📝 Move delivery dl_55120 to 2026-04-03
+      📝 Move delivery dl_55120 to Fri 3 Apr
       👥 0 of 1 operators approval",
               "type": "mrkdwn",
             },
