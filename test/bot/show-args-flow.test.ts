@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Block, type BlockActionInput, buttonAction } from '../../src/emulator/index.ts';
-import { buildApprovalCard } from '../../views/card.ts';
+import {
+  type Block,
+  type BlockActionInput,
+  buttonAction,
+  type EmulatedMessage,
+} from '../../src/emulator/index.ts';
 import { type BotStack, botStack } from '../support/bot-stack.ts';
-import { freightConfig } from '../support/freight.ts';
 import { cardAtVersion, editFreight, submitFreight } from '../support/freight-edits.ts';
 import { visibleText } from '../support/slack-blocks.ts';
-import { rescheduleChangeSet, withStepExtras } from '../views/change-set-fixtures.ts';
 
 let stack: BotStack;
 beforeAll(async () => {
@@ -15,16 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.stop());
 
-/**
- * The `show_args` button the card draws for step s2 of `runId` at `version` once that step carries a
- * change set (spread in here, so this test does not depend on a tool's `preview` hook).
- */
-async function showArgsButton(runId: string, version: number): Promise<BlockActionInput> {
-  const run = await stack.countersign.approvals.getRun(runId);
-  const stored = await stack.countersign.approvals.getVersion(runId, version);
-  if (run === undefined || stored === undefined) throw new Error(`no run ${runId} v${version}`);
-  const shown = withStepExtras(stored, 's2', { changeSet: rescheduleChangeSet });
-  const card = buildApprovalCard({ run, version: shown, config: freightConfig, now: Date.now() });
+/** The `show_args` button of a posted card: s2's, which its tool's preview gives a change set. */
+function showArgsButton(card: EmulatedMessage): BlockActionInput {
   return buttonAction(card.blocks as unknown as Block[], 'show_args');
 }
 
@@ -40,7 +34,7 @@ describe('the arguments on demand (show_args)', () => {
   it('opens the step’s full arguments in a modal for an operator, and changes nothing', async () => {
     const runId = await submitFreight(stack);
     const card = await stack.card(runId);
-    const button = await showArgsButton(runId, 1);
+    const button = showArgsButton(card);
 
     const answer = await stack.click('U0OP1', card, 'show_args', () => button);
     expect(answer.status).toBe(200);
@@ -64,7 +58,7 @@ describe('the arguments on demand (show_args)', () => {
   it('answers someone the plan does not concern privately, without a modal', async () => {
     const runId = await submitFreight(stack);
     const card = await stack.card(runId);
-    const button = await showArgsButton(runId, 1);
+    const button = showArgsButton(card);
     const before = stack.slack.state.ephemerals('C0OPS').length;
 
     expect((await stack.click('U0GUEST', card, 'show_args', () => button)).status).toBe(200);
@@ -78,7 +72,7 @@ describe('the arguments on demand (show_args)', () => {
   it('shows the arguments of the version the button was drawn for, saying it was superseded', async () => {
     const runId = await submitFreight(stack);
     const card = await stack.card(runId);
-    const oldButton = await showArgsButton(runId, 1);
+    const oldButton = showArgsButton(card);
     await editFreight(stack, 'U0OP2', card, { window: '2026-04-06' });
     const edited = await cardAtVersion(stack, card, 2);
 
@@ -88,7 +82,7 @@ describe('the arguments on demand (show_args)', () => {
     expect(old).toContain('version 1 · step `s2`. It was superseded by version 2');
     expect(old).toContain('New delivery date: Fri 3 Apr 2026');
 
-    const current = await showArgsButton(runId, 2);
+    const current = showArgsButton(edited);
     const shown = stack.modal('U0OP2')?.id;
     expect((await stack.click('U0OP2', edited, 'show_args', () => current)).status).toBe(200);
     const now = visibleText((await newModal('U0OP2', shown)).blocks);
