@@ -63,7 +63,7 @@ export function changeSetWarnings(step: Pick<ValidatedStep, 'changeSet' | 'unver
       .filter((related) => related.impact === 'unknown')
       .map(
         (related) =>
-          `❔ *Unknown impact on* ${entityName(related.entity)}${related.note === undefined ? '' : ` — ${clipMrkdwn(related.note, NOTE_MAX)}`}`,
+          `❔ *Unknown impact on* ${entityName(related.entity)} (${sourceText(related)})${related.note === undefined ? '' : ` — ${clipMrkdwn(related.note, NOTE_MAX)}`}`,
       ),
   ];
 }
@@ -88,7 +88,8 @@ export function changeSetText(changeSet: ChangeSet, max: number): string {
   const groups: LineGroup[] = [
     { lines: changeSet.changes.map(fieldLine), noun: 'field' },
     {
-      lines: changeSet.related.map(relatedLine),
+      // Entities of unknown impact are warnings at the top of the step, not listed again here.
+      lines: changeSet.related.filter((related) => related.impact !== 'unknown').map(relatedLine),
       noun: 'related entity',
       plural: 'related entities',
       title: '_Also touches:_',
@@ -133,9 +134,13 @@ const IMPACT: Readonly<Record<RelatedEntity['impact'], string>> = {
   unknown: '*unknown* impact',
 };
 
+function sourceText(related: RelatedEntity): string {
+  return related.source === 'declared' ? 'declared by the tool' : 'observed in the data';
+}
+
 /** "• Route rt_88 — written (declared by the tool): the driver's route for Monday is rebuilt" */
 export function relatedLine(related: RelatedEntity): string {
-  const source = related.source === 'declared' ? 'declared by the tool' : 'observed in the data';
+  const source = sourceText(related);
   const note = related.note === undefined ? '' : `: ${clipMrkdwn(related.note, NOTE_MAX)}`;
   return `• ${entityName(related.entity)} — ${IMPACT[related.impact]} (${source})${note}`;
 }

@@ -107,13 +107,12 @@ describe('approval card', () => {
             "text": {
               "text": "*2. Reschedule delivery* · \`s2\`
       ⚠️ *Breaks:* delivery stays inside the customer’s booked window — booked window Mon 30 Mar – Thu 2 Apr; new date Fri 3 Apr
-      ❔ *Unknown impact on* Ticket #74991 — open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
+      ❔ *Unknown impact on* Ticket #74991 (observed in the data) — open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
       🎯 *Delivery dl_55120 for Nordvik Logistics* · read at version \`7\`
       • *delivery date used for the driver’s route* (\`delivery.date\`): Thu 2 Apr → Fri 3 Apr
       _Also touches:_
       • Driver route OSL-N-12 — written (declared by the tool): the pallet leaves the Thu 2 Apr route and joins the Fri 3 Apr one
       • Nordvik Logistics — event sent (declared by the tool): the customer is sent a new delivery notice
-      • Ticket #74991 — *unknown* impact (observed in the data): open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
       📝 Move delivery dl_55120 to Fri 3 Apr
       ✅ 1 of 1 operators approval · approved by <@U0OP1>",
               "type": "mrkdwn",

@@ -50,14 +50,13 @@ describe('a step with a change set on the card', () => {
       "*2. Reschedule delivery* · \`s2\`
       ⚠️ *Breaks:* delivery stays inside the customer's booked window — booked window ends Fri 3 Apr; new date Mon 6 Apr
       ❔ *Unknown whether it keeps:* the depot is open that day
-      ❔ *Unknown impact on* Customer cu_9
+      ❔ *Unknown impact on* Customer cu_9 (observed in the data)
       🎯 *Delivery dl_55120* · read at version \`7\`
       • *delivery date used for the driver's route* (\`delivery.date\`): Fri 3 Apr → Mon 6 Apr
       • *note for the driver* (\`delivery.driver_note\`): _(none)_ → Call ahead
       • *morning slot* (\`delivery.slot\`): yes → _(removed)_
       _Also touches:_
       • Monday route rt_88 — written (declared by the tool): the driver's route for Monday is rebuilt
-      • Customer cu_9 — *unknown* impact (observed in the data)
       • Ticket 74991 — event sent (observed in the data)
       ✅ Keeps: driver hours stay within limits
       📝 Move delivery dl_55120 to Fri 3 Apr
@@ -267,7 +266,7 @@ describe('the arguments modal', () => {
               "text": "*2. Reschedule delivery* · \`s2\`
       ⚠️ *Breaks:* delivery stays inside the customer's booked window — booked window ends Fri 3 Apr; new date Mon 6 Apr
       ❔ *Unknown whether it keeps:* the depot is open that day
-      ❔ *Unknown impact on* Customer cu_9",
+      ❔ *Unknown impact on* Customer cu_9 (observed in the data)",
               "type": "mrkdwn",
             },
             "type": "section",

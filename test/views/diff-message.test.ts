@@ -68,13 +68,12 @@ describe('diff message', () => {
             "text": {
               "text": "✏️ *Changed step \`s2\` — Reschedule delivery*
       ⚠️ *Breaks:* delivery stays inside the customer’s booked window — booked window Mon 30 Mar – Thu 2 Apr; new date Sat 4 Apr
-      ❔ *Unknown impact on* Ticket #74991 — open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
+      ❔ *Unknown impact on* Ticket #74991 (observed in the data) — open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
       🎯 *Delivery dl_55120 for Nordvik Logistics* · read at version \`7\`
       • *delivery date used for the driver’s route* (\`delivery.date\`): Thu 2 Apr → Sat 4 Apr
       _Also touches:_
       • Driver route OSL-N-12 — written (declared by the tool): the pallet leaves the Thu 2 Apr route and joins the Sat 4 Apr one
       • Nordvik Logistics — event sent (declared by the tool): the customer is sent a new delivery notice
-      • Ticket #74991 — *unknown* impact (observed in the data): open ticket of Nordvik Logistics: "Pallet delivery missed, please reschedule"
       New delivery date: Fri 3 Apr 2026 → Sat 4 Apr 2026
       👥 0 of 1 operators approval
       ✏️ changed by <@U0FIN1> in v2",
@@ -96,12 +95,11 @@ describe('diff message', () => {
             "text": {
               "text": "➕ *Added step \`s4\` — Issue refund* (position 4) · ⚠️ *Irreversible*
       ⚠️ *Breaks:* the invoice belongs to the account the ticket is about — invoice in_74119 is Halvorsen Freight's; ticket #74991 is Nordvik Logistics's
-      ❔ *Unknown impact on* Ticket #74992 — open ticket of Halvorsen Freight: "Invoice question"
+      ❔ *Unknown impact on* Ticket #74992 (observed in the data) — open ticket of Halvorsen Freight: "Invoice question"
       🎯 *Invoice in_74119 (Halvorsen Freight)* · read at version \`3\`
       • *balance the customer still owes* (\`invoice.balance\`): $1,489.00 → $0.00
       _Also touches:_
       • Card refund on in_74119 — written (declared by the tool): $1,489.00 goes back to the card that paid it; it cannot be taken back
-      • Ticket #74992 — *unknown* impact (observed in the data): open ticket of Halvorsen Freight: "Invoice question"
       ✅ Keeps: the refund is no more than the invoice’s balance
       Invoice: in_74119
       Amount: $1,489.00
