@@ -94,10 +94,12 @@ export function applyEdit(ctx: UseCaseContext, snapshot: RunSnapshot, input: Edi
       version.plan.digest,
     );
   // The new version may make a step ready (a `continue` step added, or one whose approvals carry over).
+  // Its answer shows the run as stored: the recheck problem of the version before is cleared above.
+  const { recheckProblem: _cleared, ...fields } = state.fields;
   const next = releaseReady(ctx, commit, {
     ...state,
     current: version,
-    fields: { ...state.fields, version: version.version },
+    fields: { ...fields, version: version.version },
   }).state;
   return {
     commit,
