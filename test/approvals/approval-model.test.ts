@@ -5,7 +5,8 @@
  * identical to a step already there —, removed, moved and reverted steps, restorations, ids reused or
  * malformed, steps the pipeline refuses), diff-message actions, waits, expiry and escalation timers,
  * re-submissions, the agent's outcome reports (applying, applied, failed), by people from ops, fin and
- * lead and an outsider, on current and stale versions — go
+ * lead and an outsider, on current and stale versions, and the world the tools' async hooks read
+ * moving under them (order B's warehouse closing and opening, supplier records changing) — go
  * to the real ApprovalService on real Redis and to the reference model in ./model/run-model.ts. After
  * every command the answer, the run (`getRun`: status, version, steps, provenance, standing, awaiting,
  * blocked, escalation, ids used, approval records) and the decision (`getDecision`, also what was
@@ -13,6 +14,17 @@
  * ./model/observe.ts must hold on the service's own state — among them that no step is released before
  * every step it depends on was reported applied and its own approvals were complete, that only
  * `continue` steps are, and that nothing is released after the run was decided. Every stored edit is validated again as an edit by its editor (all four phases).
+ *
+ * The hooks (issue 19, ./model/config.ts): `ship`'s `checks` refuse order B while its warehouse is
+ * closed, `pay`'s `preview` reads its supplier's record version. The model predicts that a submission,
+ * or an edit that touches a ship-B step, is refused at authorize while closed; that the approval which
+ * completes the plan then holds the run (pending, `recheckProblem` on the run) until an approval after
+ * reopening; that a release after an approval or an `applied` report releases nothing while a check
+ * fails; and that each payment's change set — shown on the run, and bound into the decision as its
+ * `preconditions` — names the supplier version read when the step was submitted or last touched by an
+ * edit, never the one at approval. Breaking that last prediction (the version at decision time) is
+ * caught within a few hundred runs: submit([pay globex 500]), wait(30m), bump supplier globex,
+ * approve(U0OPS1) — the expiry decision binds version 1, the broken model says 2.
  *
  * A failure prints fast-check's seed and path with the shrunk commands (and their replayPath), the
  * fields that differ, and the run as it went (concrete steps and answers). Replay it with
@@ -33,9 +45,9 @@
  * s4 awaiting one ops approval, with none: U0OPS1 approved s1, not s4. The digest-only model counts
  * U0OPS1's approval of those bytes for s4 as well, and shows only s2 awaiting — under the old
  * rule an approval given to one step approved another step added later with the same bytes. With its
- * fixed seed (and the commands as they are since dependencies and outcome reports joined them) the
- * test finds the same thing with one payment: submit([pay acme 500]), approve(U0FIN2), edit(U0FIN3: add
- * a copy of s1) — the service has the new s2 with no approval, the model counts U0FIN2's for it.
+ * fixed seed (and the commands as they are since the world the hooks read joined them) the test finds
+ * the same thing: submit([note hi urgent, pay acme 500]), approve(U0FIN3), edit(U0OPS1: add a copy of
+ * s1) — the service has the new s3 with no approval, the model counts U0FIN3's for it.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,7 +56,7 @@ import type { Decision } from '../../src/pipeline/index.ts';
 import { testRedis } from '../helpers/redis.ts';
 import { testSigning } from '../support/stack.ts';
 import { type Real, runCommand, submitCommand, tally } from './model/commands.ts';
-import { modelConfig } from './model/config.ts';
+import { modelConfig, openWorld } from './model/config.ts';
 import { type ApprovalBinding, BY_DIGEST_ONLY, BY_STEP_ID_AND_DIGEST, RunModel } from './model/run-model.ts';
 
 const { redis, prefix, cleanup } = testRedis('approval-model');
@@ -81,7 +93,7 @@ function setup(binding: ApprovalBinding): { model: RunModel; real: Real } {
   });
   return {
     model: new RunModel(runId, T0, binding),
-    real: { svc, redis, runId, clock, delivered, trace: [] },
+    real: { svc, redis, runId, clock, delivered, trace: [], world: openWorld(runId) },
   };
 }
 

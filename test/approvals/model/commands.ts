@@ -9,9 +9,14 @@ import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import type { ApprovalService } from '../../../src/approvals/service.ts';
 import type { UseCaseResult } from '../../../src/approvals/types.ts';
-import { type Decision, envelopeOf, type JsonObject } from '../../../src/pipeline/index.ts';
-import { validateNow } from '../../support/validate-now.ts';
-import { AGENT, modelConfig, USERS } from './config.ts';
+import {
+  type Decision,
+  envelopeOf,
+  type JsonObject,
+  storedHookResults,
+  validate,
+} from '../../../src/pipeline/index.ts';
+import { AGENT, modelConfig, SUPPLIERS, type Supplier, USERS, type World } from './config.ts';
 import { checkState, expectSame } from './observe.ts';
 import {
   type EditedStep,
@@ -34,6 +39,8 @@ export interface Real {
   readonly delivered: Decision[];
   /** What ran so far, with concrete steps and answers (appended to a failure's message). */
   readonly trace: string[];
+  /** The world this run's hooks read (config.ts); the model keeps its own copy. */
+  readonly world: World;
 }
 
 /** How often each kind of command got each answer (`MODEL_STATS=1` prints it): what the runs covered. */
@@ -98,7 +105,7 @@ type Prepared =
       readonly expected: Outcome;
       readonly act: (svc: ApprovalService) => Promise<UseCaseResult>;
       /** Extra checks on the service's answer. */
-      readonly verify?: (result: UseCaseResult) => void;
+      readonly verify?: (result: UseCaseResult) => void | Promise<void>;
     }
   /** Nothing is called (time passes): only the state is compared. */
   | { readonly label: string };
@@ -113,15 +120,15 @@ abstract class RunCommand implements fc.AsyncCommand<RunModel, Real> {
     return true;
   }
 
-  /** Reads the model for the command's inputs, then applies the use case to it. */
-  protected abstract prepare(model: RunModel): Prepared;
+  /** Reads the model for the command's inputs, then applies the use case to it (a world command moves `real`'s world too). */
+  protected abstract prepare(model: RunModel, real: Real): Prepared;
 
   abstract toString(): string;
 
   async run(model: RunModel, real: Real): Promise<void> {
     model.now += this.elapse;
     real.clock.now = model.now;
-    const prepared = this.prepare(model);
+    const prepared = this.prepare(model, real);
     const { label } = prepared;
     try {
       let result: UseCaseResult | undefined;
@@ -133,7 +140,7 @@ abstract class RunCommand implements fc.AsyncCommand<RunModel, Real> {
         real.trace.push(`${label} → ${show(actual)}${differs}`);
         count(this.constructor.name.replace('Command', ''), actual);
         expectSame(actual, prepared.expected, `${label}: the answer`);
-        prepared.verify?.(result);
+        await prepared.verify?.(result);
       } else {
         real.trace.push(label);
       }
@@ -172,15 +179,20 @@ export class SubmitCommand extends RunCommand {
   constructor(
     readonly steps: readonly StepSpec[],
     readonly expiresInMinutes: number,
+    /** Whether order B's warehouse is closed when the plan comes in. */
+    readonly warehouseClosed = false,
   ) {
     super();
   }
 
   toString(): string {
-    return `submit([${this.steps.map(showSpec).join(', ')}], expires in ${this.expiresInMinutes}m)`;
+    const closed = this.warehouseClosed ? ', warehouse B closed' : '';
+    return `submit([${this.steps.map(showSpec).join(', ')}], expires in ${this.expiresInMinutes}m${closed})`;
   }
 
-  protected prepare(model: RunModel): Prepared {
+  protected prepare(model: RunModel, real: Real): Prepared {
+    model.world.warehouseBClosed = this.warehouseClosed;
+    real.world.warehouseBClosed = this.warehouseClosed;
     const expiresAt = model.now + this.expiresInMinutes * MINUTE;
     const raw = JSON.stringify({
       runId: model.runId,
@@ -437,15 +449,18 @@ function chooseId(
   }
 }
 
-/** Checks that an edit the service stored passed all four phases, may_author included, as it stands. */
-function passedAllPhases(editorId: string, now: number): (result: UseCaseResult) => void {
-  return (result) => {
+/**
+ * Checks that an edit the service stored passed all four phases, may_author included, as it stands:
+ * the hooks of the steps it touched run again (the world has not moved), the others keep their base's.
+ */
+function passedAllPhases(editorId: string, now: number): (result: UseCaseResult) => Promise<void> {
+  return async (result) => {
     if (result.kind !== 'edited') return;
-    const revalidated = validateNow(envelopeOf(result.run.current.plan), {
-      config: modelConfig.pipeline,
-      now,
-      edit: { editorId, base: result.previous.plan },
-    });
+    const revalidated = await validate(
+      envelopeOf(result.run.current.plan),
+      { config: modelConfig.pipeline, now, edit: { editorId, base: result.previous.plan } },
+      { reuse: storedHookResults(result.previous.plan) },
+    );
     expect(revalidated.ok, `v${result.run.version} re-validated as an edit by ${editorId}`).toBe(true);
     expect(result.run.current.createdBy).toBe(editorId);
     expect(result.run.current.baseVersion).toBe(result.previous.version);
@@ -607,6 +622,40 @@ export class EscalateCommand extends RunCommand {
   }
 }
 
+// ── the world the hooks read ────────────────────────────────────────────────────────────────────────
+
+/** Order B's warehouse closes, or opens again: `ship`'s checks refuse order B while it is closed. */
+export class WarehouseCommand extends RunCommand {
+  toString(): string {
+    return 'toggle warehouse B';
+  }
+
+  protected prepare(model: RunModel, real: Real): Prepared {
+    model.world.warehouseBClosed = !model.world.warehouseBClosed;
+    real.world.warehouseBClosed = !real.world.warehouseBClosed;
+    return { label: `warehouse B ${real.world.warehouseBClosed ? 'closes' : 'opens'}` };
+  }
+}
+
+/** A supplier's record changes: what `pay`'s preview reads from now on. */
+export class SupplierCommand extends RunCommand {
+  constructor(readonly supplier: Supplier) {
+    super();
+  }
+
+  toString(): string {
+    return `bump supplier ${this.supplier}`;
+  }
+
+  protected prepare(model: RunModel, real: Real): Prepared {
+    model.world.supplierVersions[this.supplier] += 1;
+    real.world.supplierVersions[this.supplier] += 1;
+    return {
+      label: `supplier ${this.supplier} is now at version ${real.world.supplierVersions[this.supplier]}`,
+    };
+  }
+}
+
 // ── the agent's outcome reports ─────────────────────────────────────────────────────────────────────
 
 /** The agent reports an outcome for a step of the current version (picked by index), or one it invents. */
@@ -736,14 +785,20 @@ export const submitCommand: fc.Arbitrary<SubmitCommand> = fc
       { minLength: 1, maxLength: 4 },
     ),
     minutes: fc.integer({ min: 20, max: 90 }),
+    // Now and then order B's warehouse is closed already when the plan comes in.
+    closed: fc.oneof(
+      { weight: 5, arbitrary: fc.constant(false) },
+      { weight: 1, arbitrary: fc.constant(true) },
+    ),
   })
   .map(
-    ({ steps, minutes }) =>
+    ({ steps, minutes, closed }) =>
       new SubmitCommand(
         steps.map(({ spec, dependsOn }, index) =>
           dependsOn === null || index === 0 ? spec : { ...spec, dependsOn: [`s${(dependsOn % index) + 1}`] },
         ),
         minutes,
+        closed,
       ),
   );
 
@@ -783,6 +838,8 @@ export const runCommand: fc.Arbitrary<fc.AsyncCommand<RunModel, Real>> = fc.oneo
   },
   { weight: 5, arbitrary: back.map((b) => new ExpireCommand(b)) },
   { weight: 3, arbitrary: fc.boolean().map((same) => new ResubmitCommand(same)) },
+  { weight: 5, arbitrary: fc.constant(null).map(() => new WarehouseCommand()) },
+  { weight: 4, arbitrary: fc.constantFrom(...SUPPLIERS).map((supplier) => new SupplierCommand(supplier)) },
   {
     weight: 12,
     arbitrary: fc

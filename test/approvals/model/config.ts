@@ -10,10 +10,15 @@
  * the plan is decided once approved and their dependencies applied; payments never. Escalation level 1 tells the leads, who may then count as one member of ops or fin
  * for reversible steps; level 2 tells U0LEAD1 and the outsider, whose approval alone settles a fin step,
  * irreversible ones included.
+ *
+ * The tools' async hooks (issue 19) read a small outside world, one per run (`openWorld`): `ship`'s
+ * `checks` refuse order B while its warehouse is closed, and `pay`'s `preview` names the supplier at
+ * the version its record has now. The world is keyed by run id because the test's lanes run at once in
+ * this module; the commands move it, and the reference model keeps its own copy.
  */
 import { z } from 'zod';
 import { defineConfig } from '../../../src/config/index.ts';
-import { choice, defineTool, money, rule } from '../../../src/pipeline/index.ts';
+import { choice, defineTool, money, rule, type ToolHookContext } from '../../../src/pipeline/index.ts';
 
 export const AGENT = 'model-agent';
 export const SECRET = 'model-test-secret-0123456789';
@@ -62,18 +67,60 @@ export const LEVELS: readonly { readonly notify: readonly string[]; readonly may
 export const LARGE_PAYMENT = 10_000;
 export const HUGE_PAYMENT = 100_000;
 
+export const SUPPLIERS = ['acme', 'globex'] as const;
+export type Supplier = (typeof SUPPLIERS)[number];
+
+/** What the hooks read of the outside world: order B's warehouse, and each supplier record's version. */
+export interface World {
+  warehouseBClosed: boolean;
+  supplierVersions: Record<Supplier, number>;
+}
+
+/** What `ship`'s checks answer for order B while its warehouse is closed. */
+export const WAREHOUSE_CLOSED = 'warehouse closed for order B';
+
+export function freshWorld(): World {
+  return { warehouseBClosed: false, supplierVersions: { acme: 1, globex: 1 } };
+}
+
+const worlds = new Map<string, World>();
+
+/** A fresh world for `runId`, the one its hooks read from now on. */
+export function openWorld(runId: string): World {
+  const world = freshWorld();
+  worlds.set(runId, world);
+  return world;
+}
+
+/** The world of the run a hook is validating (a run without one is a bug of the test: the hook fails). */
+function worldOf(ctx: ToolHookContext): World {
+  const world = worlds.get(ctx.plan.runId);
+  if (world === undefined) throw new Error(`no world for run ${ctx.plan.runId}`);
+  return world;
+}
+
 const ship = defineTool({
   name: 'ship',
   title: 'Ship order',
   effect: 'write',
   args: z.strictObject({ order: choice(['A', 'B']) }),
+  checks: async (args, ctx) =>
+    args.order === 'B' && worldOf(ctx).warehouseBClosed ? [WAREHOUSE_CLOSED] : [],
 });
 
 const pay = defineTool({
   name: 'pay',
   title: 'Pay supplier',
   effect: 'irreversible',
-  args: z.strictObject({ to: choice(['acme', 'globex']), amount: money() }),
+  args: z.strictObject({ to: choice(SUPPLIERS), amount: money() }),
+  preview: async (args, ctx) => ({
+    target: { type: 'supplier', id: args.to, version: String(worldOf(ctx).supplierVersions[args.to]) },
+    changes: [
+      { path: 'supplier.paid', label: 'paid to the supplier (cents)', before: 0, after: args.amount },
+    ],
+    related: [],
+    invariants: [],
+  }),
 });
 
 const note = defineTool({

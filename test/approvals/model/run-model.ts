@@ -5,6 +5,11 @@
  * is computed is not what is under test). Routes, approval rights, edit ids and the edit checks are
  * written out again here from the rules, not taken from src/approvals.
  *
+ * The tools' hooks read a world the commands move (config.ts): the model keeps its own copy and
+ * predicts from it which steps' checks fail (order B's while its warehouse is closed) and which
+ * supplier version each payment's change set was read at — at its submission, or at the edit that last
+ * added or changed it.
+ *
  * How approvals bind to steps is a parameter (`ApprovalBinding`) so the test can run a deliberately
  * wrong model against the service and show that the comparison catches it.
  */
@@ -19,12 +24,16 @@ import {
   AGENT,
   AUTHORING,
   EFFECTS,
+  freshWorld,
   GROUPS,
   type Grant,
   type GroupName,
   HUGE_PAYMENT,
   LARGE_PAYMENT,
   LEVELS,
+  type Supplier,
+  WAREHOUSE_CLOSED,
+  type World,
 } from './config.ts';
 
 export type Status = 'pending' | 'approved' | 'rejected' | 'expired' | 'invalid';
@@ -69,6 +78,8 @@ export interface ModelVersion {
   readonly provenance: Readonly<Record<string, ModelProvenance>>;
   readonly createdBy: string;
   readonly baseVersion?: number;
+  /** Payment step id → the supplier version its `preview` read (when it was submitted or last touched). */
+  readonly previews: Readonly<Record<string, string>>;
 }
 
 /** One approval as the model keeps it; `stepId` is what the binding may or may not look at. */
@@ -153,7 +164,15 @@ export interface ModelStanding {
 export interface ExpectedRun {
   readonly status: Status;
   readonly version: number;
-  readonly steps: readonly { id: string; tool: string; args: JsonObject; digest: string; route: string }[];
+  readonly steps: readonly {
+    id: string;
+    tool: string;
+    args: JsonObject;
+    digest: string;
+    route: string;
+    /** The version of the target its stored change set names (payments only). */
+    previewed?: string | undefined;
+  }[];
   readonly provenance: Readonly<Record<string, Provenance>>;
   /** `'agent'` for v1, else the editor; and the version an edit was made on. */
   readonly createdBy: string;
@@ -174,7 +193,7 @@ export interface ExpectedRun {
   readonly decidedBy: string | undefined;
   readonly decidedAt: number | undefined;
   readonly reason: string | undefined;
-  /** Never set here: the tools' checks are static, so the re-check at approval never differs. */
+  /** Why the approval that completed the plan did not approve it: the checks run again failed. */
   readonly recheckProblem: string | undefined;
   readonly escalationLevel: number;
   readonly escalatedTo: readonly string[];
@@ -207,6 +226,8 @@ export interface ExpectedDecision {
         version: number;
         change: 'added' | 'changed' | null;
       };
+      /** The target as previewed (payments only). */
+      preconditions?: readonly { type: string; id: string; version: string }[] | undefined;
     }[];
   } | null;
   readonly decidedAt: string;
@@ -400,6 +421,10 @@ export class RunModel {
   readonly released = new Map<string, { at: number; version: number; digest: string }>();
   /** The agent's last report per step. */
   readonly outcomes = new Map<string, ModelOutcome>();
+  /** The model's copy of the world the hooks read (the commands move both). */
+  readonly world: World = freshWorld();
+  /** Set when an approval completed the plan but its checks failed; cleared by an edit. */
+  recheckProblem: string | undefined;
 
   constructor(
     readonly runId: string,
@@ -494,6 +519,18 @@ export class RunModel {
     return version.steps.filter((step) => routeOf(step).kind === 'block');
   }
 
+  /** The steps among `steps` whose `checks` find a problem in the world as it is now. */
+  failingChecks(steps: readonly ModelStep[]): ModelStep[] {
+    return this.world.warehouseBClosed
+      ? steps.filter((step) => step.tool === 'ship' && step.args.order === 'B')
+      : [];
+  }
+
+  /** What each payment's `preview` reads now: its supplier's version. */
+  previewNow(step: ModelStep): string {
+    return String(this.world.supplierVersions[step.args.to as Supplier]);
+  }
+
   // ── use cases ────────────────────────────────────────────────────────────────────────────────────
 
   /**
@@ -516,9 +553,16 @@ export class RunModel {
     const numbered = steps.map((step, index) => withDigest({ ...step, id: `s${index + 1}` }));
     const problems = numbered.flatMap((step) => (TOOLS.has(step.tool) ? typeProblems(step) : []));
     const unknown = numbered.filter((step) => !TOOLS.has(step.tool));
-    if (unknown.length > 0 || problems.length > 0) {
-      const phase = unknown.length > 0 ? 'resolve' : 'type';
-      const found = unknown.length > 0 ? unknown.map((s) => problem('unknown_tool', s.id)) : problems;
+    // A typed plan's hooks run; a check that finds a problem refuses it at authorize.
+    const failing = unknown.length > 0 || problems.length > 0 ? [] : this.failingChecks(numbered);
+    if (unknown.length > 0 || problems.length > 0 || failing.length > 0) {
+      const phase = unknown.length > 0 ? 'resolve' : problems.length > 0 ? 'type' : 'authorize';
+      const found =
+        unknown.length > 0
+          ? unknown.map((s) => problem('unknown_tool', s.id))
+          : problems.length > 0
+            ? problems
+            : failing.map((s) => problem('check_failed', s.id));
       this.status = 'invalid';
       this.decidedAt = this.now;
       this.decision = {
@@ -539,6 +583,9 @@ export class RunModel {
       steps: numbered,
       provenance: Object.fromEntries(numbered.map((step) => [step.id, { by: 'agent', version: 1 } as const])),
       createdBy: 'agent',
+      previews: Object.fromEntries(
+        numbered.filter((step) => step.tool === 'pay').map((step) => [step.id, this.previewNow(step)]),
+      ),
     };
     this.versions.push(version);
     for (const step of numbered) this.history.set(step.id, step);
@@ -547,7 +594,7 @@ export class RunModel {
       this.decide('approved', 'policy');
       return { kind: 'approved' };
     }
-    this.release();
+    this.release(true);
     return { kind: 'pending' };
   }
 
@@ -563,8 +610,21 @@ export class RunModel {
     this.approvals.push(...this.binding.record(fresh, userId, version.number, this.now));
     const approvedSteps = fresh.map((step) => step.id);
     if (this.awaited(version).length > 0 || this.blocked(version).length > 0) {
-      this.release();
+      this.release(true);
       return { kind: 'awaiting', approvedSteps };
+    }
+    // The plan is complete: every step's checks run again, and one that fails now holds the run.
+    const failing = this.failingChecks(version.steps);
+    if (failing.length > 0) {
+      this.recheckProblem = failing
+        .map((step) => `step ${step.id}: ${WAREHOUSE_CLOSED}`)
+        .join('; ')
+        .slice(0, 2000);
+      return {
+        kind: 'invalid',
+        phase: 'authorize',
+        problems: sorted(failing.map((step) => problem('check_failed', step.id))),
+      };
     }
     this.decide('approved', userId);
     return { kind: 'approved' };
@@ -618,15 +678,26 @@ export class RunModel {
           ? (base.provenance[step.id] ?? { by: 'agent', version: 1 })
           : { by: 'user', userId: editorId, version: number, change };
     }
+    // Touched payments are previewed again now; the others keep the change set their base stored.
+    const previews: Record<string, string> = {};
+    for (const step of candidate) {
+      if (step.tool !== 'pay') continue;
+      previews[step.id] = changes.has(step.id) ? this.previewNow(step) : base.previews[step.id]!;
+    }
     this.versions.push({
       number,
       steps: candidate,
       provenance,
       createdBy: editorId,
       baseVersion: base.number,
+      previews,
     });
     for (const step of candidate) this.history.set(step.id, step);
-    this.release();
+    this.recheckProblem = undefined;
+    // What the service does: the edit's release reads the edit's hooks, which ran the checks of the
+    // touched steps only, so an untouched step whose check fails now does not hold it (an approval's or
+    // an `applied` report's release runs every step's checks again and releases nothing then).
+    this.release(false);
     const values = [...changes.values()];
     return {
       kind: 'edited',
@@ -786,6 +857,8 @@ export class RunModel {
       const touched = steps.filter((step) => baseById.get(step.id)?.digest !== step.digest);
       return [
         ...touched.filter((step) => !mayAuthor(editorId, step.tool)).map((s) => problem('may_author', s.id)),
+        // An edit runs the checks of the steps it touched only.
+        ...this.failingChecks(touched).map((step) => problem('check_failed', step.id)),
         ...touched.flatMap((step) => {
           const route = routeOf(step);
           if (route.kind !== 'review' || !route.distinctFromAuthor) return [];
@@ -827,6 +900,7 @@ export class RunModel {
             .filter((a, index, all) => all.findIndex((other) => other.userId === a.userId) === index)
             .map((a) => ({ userId: a.userId, at: iso(a.at) }));
           const provenance = version.provenance[step.id];
+          const previewed = version.previews[step.id];
           return {
             id: step.id,
             tool: step.tool,
@@ -843,6 +917,10 @@ export class RunModel {
                     version: provenance.version,
                     change: provenance.change,
                   },
+            preconditions:
+              previewed === undefined
+                ? undefined
+                : [{ type: 'supplier', id: String(step.args.to), version: previewed }],
           };
         }),
       },
@@ -883,14 +961,18 @@ export class RunModel {
       if (status === 'applying' || shown !== 'applying') return { kind: 'already_claimed', status: shown };
     }
     this.outcomes.set(stepId, { status, at: this.now });
-    if (status === 'applied') this.release();
+    if (status === 'applied') this.release(true);
     return { kind: 'recorded', status };
   }
 
-  /** Releases every step of a pending run that is ready: continue, approved (or auto), dependencies applied. */
-  private release(): void {
+  /**
+   * Releases every step of a pending run that is ready: continue, approved (or auto), dependencies
+   * applied — nothing at all when `rechecked` (every step's checks ran again) and one of them fails.
+   */
+  private release(rechecked: boolean): void {
     const version = this.current;
     if (this.status !== 'pending' || version === undefined || this.now >= this.expiresAt) return;
+    if (rechecked && this.failingChecks(version.steps).length > 0) return;
     const applied = new Set([...this.outcomes].flatMap(([id, o]) => (o.status === 'applied' ? [id] : [])));
     for (const step of version.steps) {
       const route = routeOf(step);
@@ -920,6 +1002,7 @@ export class RunModel {
         args: step.args,
         digest: step.digest,
         route: routeOf(step).kind,
+        previewed: version.previews[step.id],
       })),
       provenance: version.provenance,
       createdBy: version.createdBy,
@@ -948,7 +1031,7 @@ export class RunModel {
       decidedBy: this.decidedBy,
       decidedAt: this.decidedAt,
       reason: this.reason,
-      recheckProblem: undefined,
+      recheckProblem: this.status === 'pending' ? this.recheckProblem : undefined,
       escalationLevel: this.escalationLevel,
       escalatedTo: [...this.escalated.keys()],
       escalated: [...this.escalated].map(([userId, levels]) => ({ userId, levels })),
