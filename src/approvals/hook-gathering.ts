@@ -7,8 +7,10 @@
  * those steps count as unverified, never as passed — and such an attempt is refused as stale anyway.
  *
  * - a submission runs every hook of every step;
- * - an edit runs the hooks of the steps it touched (added, or changed bytes — dependencies included);
- *   the others keep the change set, notes and unverified marks their version stored;
+ * - an edit runs the hooks of the steps it touched (added, or changed bytes — dependencies included),
+ *   and `checks` of every other step again (an edited plan goes through the whole pipeline, and the
+ *   release its commit may make must not pass a check that fails now); the others keep the change
+ *   set, notes and unverified marks their version stored;
  * - an approval (and an `applied` report that can release a step) runs `checks` again; the stored
  *   change set is kept, as the approvers saw it (the executor's precondition check catches a world
  *   that moved since).
@@ -56,7 +58,10 @@ export function recheckHooks(gathering: HookGathering, plan: ValidatedPlan): Pro
   });
 }
 
-/** The hooks of the steps an edit of `base` touched; untouched steps keep what `base` stored. */
+/**
+ * The hooks of the steps an edit of `base` touched, and every step's `checks`; untouched steps keep
+ * the change set and notes `base` stored.
+ */
 export function editHooks(
   gathering: HookGathering,
   base: StoredVersion,
@@ -65,7 +70,7 @@ export function editHooks(
   return gatherHooks(
     editCandidate(base, edit.steps),
     { ...context(gathering), edit: { editorId: edit.editorId, base: base.plan } },
-    { reuse: storedHookResults(base.plan) },
+    { reuse: storedHookResults(base.plan), rerun: ['checks'] },
   );
 }
 

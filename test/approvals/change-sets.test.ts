@@ -186,7 +186,7 @@ describe('change sets in the approvals service', () => {
     expectKind(await svc.approve({ runId, version: 1, userId: 'U0OP2' }), 'approved');
   });
 
-  it('an edit previews again only the steps it touched; the others keep their stored change set', async () => {
+  it('an edit previews again only the steps it touched (the others keep their stored change set) and checks every step', async () => {
     const svc = service();
     const { runId } = await submit(svc);
     calls.length = 0;
@@ -203,14 +203,15 @@ describe('change sets in the approvals service', () => {
       }),
       'edited',
     );
-    expect(calls.sort()).toEqual(['checks dl_2', 'preview dl_2']);
+    // The whole pipeline checks every step; only the touched one is previewed.
+    expect(calls.sort()).toEqual(['checks dl_1', 'checks dl_2', 'preview dl_2']);
     const [s1, s2] = edited.run.current.plan.steps;
     expect(s1?.changeSet?.target.version).toBe('7');
     expect(s2?.changeSet?.target.version).toBe('3');
     expect(s2?.changeSet?.changes[0]).toMatchObject({ before: '2026-04-05', after: '2026-04-09' });
   });
 
-  it('a diff action (revert) is an edit too: only the reverted step is previewed again', async () => {
+  it('a diff action (revert) is an edit too: only the reverted step is previewed again, every step checked', async () => {
     const svc = service();
     const { runId } = await submit(svc);
     const changed = MOVES.map((step) =>
@@ -224,7 +225,8 @@ describe('change sets in the approvals service', () => {
       await svc.applyDiffAction({ runId, version: 2, userId: 'U0OP1', action: 'revert_step', stepId: 's2' }),
       'edited',
     );
-    expect(calls.sort()).toEqual(['checks dl_2', 'preview dl_2']);
+    // The whole pipeline checks every step; only the touched one is previewed.
+    expect(calls.sort()).toEqual(['checks dl_1', 'checks dl_2', 'preview dl_2']);
     const [s1, s2] = reverted.run.current.plan.steps;
     expect(s1?.changeSet?.target.version).toBe('7');
     expect(s2?.changeSet?.target.version).toBe('4');

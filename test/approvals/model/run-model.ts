@@ -694,10 +694,9 @@ export class RunModel {
     });
     for (const step of candidate) this.history.set(step.id, step);
     this.recheckProblem = undefined;
-    // What the service does: the edit's release reads the edit's hooks, which ran the checks of the
-    // touched steps only, so an untouched step whose check fails now does not hold it (an approval's or
-    // an `applied` report's release runs every step's checks again and releases nothing then).
-    this.release(false);
+    // The edit ran every step's checks, so a failing one refused it above: what is released here
+    // passed them all, as an approval's or an `applied` report's release does.
+    this.release(true);
     const values = [...changes.values()];
     return {
       kind: 'edited',
@@ -857,8 +856,8 @@ export class RunModel {
       const touched = steps.filter((step) => baseById.get(step.id)?.digest !== step.digest);
       return [
         ...touched.filter((step) => !mayAuthor(editorId, step.tool)).map((s) => problem('may_author', s.id)),
-        // An edit runs the checks of the steps it touched only.
-        ...this.failingChecks(touched).map((step) => problem('check_failed', step.id)),
+        // An edit runs every step's checks again (the whole pipeline), touched or not.
+        ...this.failingChecks(steps).map((step) => problem('check_failed', step.id)),
         ...touched.flatMap((step) => {
           const route = routeOf(step);
           if (route.kind !== 'review' || !route.distinctFromAuthor) return [];
