@@ -19,6 +19,8 @@ export interface RunKeys {
   readonly journal: string;
   /** String: the signed decision (JSON), once decided. */
   readonly decision: string;
+  /** String `1` once the decision was handed to delivery (the outbox reads it). */
+  readonly delivered: string;
   /** Hash: Slack message references (card per version, escalation messages). */
   readonly messages: string;
   /** Hash: stepId → outcome JSON reported by the agent. */
@@ -85,6 +87,7 @@ export function createKeys(prefix = 'cs'): Keys {
         approvals: `${base}:approvals`,
         journal: `${base}:journal`,
         decision: `${base}:decision`,
+        delivered: `${base}:delivered`,
         messages: `${base}:messages`,
         outcomes: `${base}:outcomes`,
         releases: `${base}:releases`,

@@ -26,14 +26,14 @@ export class Outbox {
 
   /** Delivers one decision and takes it out of the outbox; a failure stays for the sweep. */
   async deliver(decision: Decision): Promise<boolean> {
-    const { redis, keys, deliver } = this.options;
+    const { deliver } = this.options;
     if (deliver === undefined) {
-      await redis.zrem(keys.undelivered, decision.runId);
+      await this.delivered(decision.runId);
       return false;
     }
     try {
       await deliver(decision);
-      await redis.zrem(keys.undelivered, decision.runId);
+      await this.delivered(decision.runId);
       return true;
     } catch (error) {
       this.options.onError(
@@ -46,6 +46,25 @@ export class Outbox {
   }
 
   /**
+   * The run's decision was handed to delivery: marked on the run (its own slot) before it leaves the
+   * outbox, sent together in that order on one connection, so whoever finds the run in the outbox
+   * after this can tell its decision went out (`release`, the sweep).
+   */
+  private async delivered(runId: string): Promise<void> {
+    const { redis, keys } = this.options;
+    await Promise.all([redis.set(keys.forRun(runId).delivered, '1'), redis.zrem(keys.undelivered, runId)]);
+  }
+
+  /**
+   * A hold whose attempt did not decide the run (another commit did): taken out of the outbox once the
+   * run's decision is marked delivered; otherwise left, for the delivery under way or the sweep.
+   */
+  async release(runId: string): Promise<void> {
+    const { redis, keys } = this.options;
+    if ((await redis.get(keys.forRun(runId).delivered)) === '1') await redis.zrem(keys.undelivered, runId);
+  }
+
+  /**
    * Delivers decisions committed but not confirmed delivered. A run still pending is one whose commit
    * lost its race or failed: it leaves the outbox. Returns how many were delivered.
    */
@@ -54,7 +73,15 @@ export class Outbox {
     const runIds = await redis.zrange(keys.undelivered, '0', '-1');
     let delivered = 0;
     for (const runId of runIds) {
-      const text = await redis.get(keys.forRun(runId).decision);
+      const [text, mark] = await Promise.all([
+        redis.get(keys.forRun(runId).decision),
+        redis.get(keys.forRun(runId).delivered),
+      ]);
+      if (mark === '1') {
+        // Delivered already (a hold that came back after it, or a crash before it left the outbox).
+        await redis.zrem(keys.undelivered, runId);
+        continue;
+      }
       if (text === null) {
         const status = await redis.hget(keys.forRun(runId).run, 'status');
         if (status !== null && status !== 'pending') continue; // committing right now; next sweep

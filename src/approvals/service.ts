@@ -331,6 +331,7 @@ export class ApprovalService extends ApprovalQueries {
     useCase: (ctx: UseCaseContext, snapshot: RunSnapshot) => Attempt<R>,
     options: RunOptions = {},
   ): Promise<{ readonly result: R; readonly revision?: number }> {
+    let held = false;
     const { attempt, snapshot, now, committed, revision } = await commitLoop(
       this.redis,
       this.keys.forRun(runId),
@@ -351,12 +352,18 @@ export class ApprovalService extends ApprovalQueries {
         // Into the outboxes before the commit, so a crash right after it still gets the decision
         // delivered and Slack brought up to date (the repair loop finds the run in `changed`).
         const marks: Promise<unknown>[] = [];
-        if (pending.decision !== undefined) marks.push(this.outbox.hold(runId, at));
+        if (pending.decision !== undefined) {
+          held = true;
+          marks.push(this.outbox.hold(runId, at));
+        }
         if (!options.quiet) marks.push(this.redis.zadd(this.keys.changed, at, runId));
         await Promise.all(marks);
       },
       options,
     );
+    // An attempt that held the outbox lost its race to a commit that decided the run: its hold may have
+    // landed after the winner's delivery took the run out, and is taken back once that delivery is done.
+    if (held && (attempt as Attempt<R>).decision === undefined) await this.outbox.release(runId);
     if (!committed || revision === undefined) return { result: attempt.result };
     await this.afterCommit(runId, snapshot, attempt as Attempt<R & UseCaseResult>, now);
     if (options.quiet) return { result: attempt.result, revision };
