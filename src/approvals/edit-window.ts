@@ -7,7 +7,6 @@
  * in the window, and raised again only after it has recovered (fallen below the threshold).
  */
 import type { Redis } from 'ioredis';
-import type { ValidatedPlan } from '../pipeline/index.ts';
 import { type RecurringEdit, recurringEdits } from './insights/edit-patterns.ts';
 import { type HeavyRun, rankHeavy } from './insights/edit-stats.ts';
 import { historyOf } from './insights/run-history.ts';
@@ -44,18 +43,7 @@ export type DriftAnswer =
   | { readonly kind: 'recovered'; readonly stats: EditWindowStats }
   | { readonly kind: 'steady'; readonly raised: boolean; readonly stats: EditWindowStats };
 
-/** Steps touched between the agent's plan and `current`, and every step id either has. */
-export function touchedSince(
-  first: Pick<ValidatedPlan, 'steps'>,
-  current: Pick<ValidatedPlan, 'steps'>,
-): { readonly touched: number; readonly total: number } {
-  const before = new Map(first.steps.map((step) => [step.id, step.digest]));
-  const after = new Map(current.steps.map((step) => [step.id, step.digest]));
-  const ids = new Set([...before.keys(), ...after.keys()]);
-  let touched = 0;
-  for (const id of ids) if (before.get(id) !== after.get(id)) touched++;
-  return { touched, total: ids.size };
-}
+export { touchedSince } from './insights/run-history.ts';
 
 /** KEYS plans, edited, heavy, touched; ARGV cutoff (ms): forgets runs submitted before it. */
 const TRIM = `

@@ -97,6 +97,18 @@ export class Metrics {
     readonly agents: readonly string[];
     stats(agent: string): Promise<EditWindowStats>;
   }): void {
+    // One read of every window per scrape: the gauges collect one after another within a scrape.
+    let last: { at: number; all: Promise<EditWindowStats[]> } | undefined;
+    const windows = () => {
+      if (last === undefined || Date.now() - last.at > 1_000) {
+        const all = Promise.all(source.agents.map((agent) => source.stats(agent)));
+        all.catch(() => {
+          last = undefined;
+        });
+        last = { at: Date.now(), all };
+      }
+      return last.all;
+    };
     const gauge = (name: string, help: string, read: (stats: EditWindowStats) => number) =>
       new Gauge({
         name,
@@ -104,8 +116,7 @@ export class Metrics {
         labelNames: ['agent'] as const,
         registers: [this.registry],
         async collect() {
-          const all = await Promise.all(source.agents.map((agent) => source.stats(agent)));
-          for (const stats of all) this.set({ agent: stats.agent }, read(stats));
+          for (const stats of await windows()) this.set({ agent: stats.agent }, read(stats));
         },
       });
     gauge(

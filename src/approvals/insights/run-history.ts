@@ -121,7 +121,12 @@ export function historyOf(runId: string, records: readonly JournalRecord[]): Run
   }
   if (agent === undefined || agentSteps === undefined || submittedAt === undefined) return undefined;
   const finalSteps = authorshipAfter(agentSteps, edits);
-  const { touched, total } = touchedBetween(agentSteps, edits);
+  const first = edits[0];
+  const last = edits.at(-1);
+  const { touched, total } =
+    first === undefined || last === undefined
+      ? { touched: 0, total: agentSteps.length }
+      : touchedSince(first.before, last.after);
   return {
     runId,
     agent,
@@ -170,22 +175,15 @@ function authorshipAfter(
   }));
 }
 
-/** Steps added, changed or removed between v1 and the last version; every step id either has. */
-function touchedBetween(
-  agentSteps: readonly { readonly id: string; readonly tool: string }[],
-  edits: readonly EditFacts[],
+/** Steps touched between the agent's plan and `current`, and every step id either has. */
+export function touchedSince(
+  first: { readonly steps: readonly { readonly id: string; readonly digest: string }[] },
+  current: { readonly steps: readonly { readonly id: string; readonly digest: string }[] },
 ): { readonly touched: number; readonly total: number } {
-  const first = edits[0];
-  const last = edits.at(-1);
-  if (first === undefined || last === undefined) return { touched: 0, total: agentSteps.length };
-  const before = new Map(first.before.steps.map((step) => [step.id, step]));
-  const after = new Map(last.after.steps.map((step) => [step.id, step]));
+  const before = new Map(first.steps.map((step) => [step.id, step.digest]));
+  const after = new Map(current.steps.map((step) => [step.id, step.digest]));
   const ids = new Set([...before.keys(), ...after.keys()]);
   let touched = 0;
-  for (const id of ids) {
-    const a = before.get(id);
-    const b = after.get(id);
-    if (a === undefined || b === undefined || a.digest !== b.digest) touched++;
-  }
+  for (const id of ids) if (before.get(id) !== after.get(id)) touched++;
   return { touched, total: ids.size };
 }
